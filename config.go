@@ -1,0 +1,97 @@
+package k6labels
+
+// Defaults and hard limits of the options. The hard limits are Pyroscope's: a
+// profile that breaks one of them is rejected whole by the server.
+const (
+	// DefaultMaxValueBytes is the default cap on the length of a label value.
+	DefaultMaxValueBytes = 256
+	// DefaultMaxLabels is the default cap on k6 labels per request.
+	DefaultMaxLabels = 8
+	// DefaultMaxValuesPerLabel is the default cap on distinct values per label
+	// name kept by the process.
+	DefaultMaxValuesPerLabel = 1000
+
+	maxValueBytesLimit = 2048 // Pyroscope's default limit on a label value.
+	maxLabelsLimit     = 30   // Pyroscope's default limit on label names per series.
+	maxValuesLimit     = 1 << 20
+)
+
+// config is what the options set. The zero value is not valid: use newConfig.
+type config struct {
+	maxValueBytes int
+	maxLabels     int
+	maxValues     int
+	keepQuery     bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		maxValueBytes: DefaultMaxValueBytes,
+		maxLabels:     DefaultMaxLabels,
+		maxValues:     DefaultMaxValuesPerLabel,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// Option configures a [Labeler], a handler from [NewHandler] or [Middleware],
+// or the interceptors of the gRPC module.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// clamp returns def for n < 1 and max for n > max.
+func clamp(n, def, max int) int {
+	switch {
+	case n < 1:
+		return def
+	case n > max:
+		return max
+	}
+	return n
+}
+
+// WithMaxValueBytes caps the length of each label value at n bytes. Longer
+// values are cut at the last whole UTF-8 character that fits. The default is
+// [DefaultMaxValueBytes]; n < 1 means the default and n is at most 2048, the
+// largest value Pyroscope accepts by default.
+func WithMaxValueBytes(n int) Option {
+	return optionFunc(func(c *config) { c.maxValueBytes = clamp(n, DefaultMaxValueBytes, maxValueBytesLimit) })
+}
+
+// WithMaxLabels caps the number of k6 labels set for one request at n. Members
+// beyond it are skipped and counted in [Stats]. The default is
+// [DefaultMaxLabels]; n < 1 means the default and n is at most 30, Pyroscope's
+// default limit on label names per series (which your own labels share).
+func WithMaxLabels(n int) Option {
+	return optionFunc(func(c *config) { c.maxLabels = clamp(n, DefaultMaxLabels, maxLabelsLimit) })
+}
+
+// WithMaxValuesPerLabel caps the distinct values that one label name may take
+// in this process at n. Once a name has n values, every new value is replaced
+// by [OverflowValue] and counted in [Stats]; values seen before keep working.
+// This bounds both the series a Pyroscope server must hold and this package's
+// memory. The default is [DefaultMaxValuesPerLabel]; n < 1 means the default.
+//
+// The record of values seen is shared by the whole process: two handlers with
+// different caps each admit values while the shared count is below their own
+// cap.
+func WithMaxValuesPerLabel(n int) Option {
+	return optionFunc(func(c *config) { c.maxValues = clamp(n, DefaultMaxValuesPerLabel, maxValuesLimit) })
+}
+
+// WithQueryStrings controls whether a k6.name value that is a URL keeps its
+// query string and fragment. k6 names an untagged request by its full URL, so
+// ids in the query would otherwise make a new label value per request. The
+// default is false: "http://host/bike?id=3#top" becomes "http://host/bike".
+func WithQueryStrings(keep bool) Option {
+	return optionFunc(func(c *config) { c.keepQuery = keep })
+}

@@ -1,0 +1,3 @@
+module github.com/k6labels/k6labels
+
+go 1.24

@@ -1,0 +1,188 @@
+package k6labels
+
+import (
+	"context"
+	"runtime/pprof"
+	"strings"
+)
+
+// A Labeler turns the k6 members of a baggage list into pprof labels. It holds
+// only its options, so it is cheap to copy and safe for concurrent use; the
+// HTTP handler and the gRPC interceptors are thin wrappers around one.
+type Labeler struct {
+	cfg config
+}
+
+// NewLabeler returns a Labeler with the given options.
+func NewLabeler(opts ...Option) *Labeler {
+	return &Labeler{cfg: newConfig(opts)}
+}
+
+// Context returns a context derived from ctx that carries pprof labels for the
+// k6 members of baggage, merged with ctx's own labels (the k6 ones win), and
+// the members themselves for [Members] and [Baggage]. baggage holds the
+// header lines (or gRPC metadata values) as received. If they carry no usable
+// k6 member, Context returns ctx itself.
+//
+// Context only builds the context; [Do] puts its labels on the goroutine.
+func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context {
+	if len(baggage) == 0 {
+		return ctx
+	}
+	var buf [maxLabelsLimit]label
+	labels := l.collect(baggage, buf[:0])
+	if len(labels) == 0 {
+		return ctx
+	}
+	s := reg.labelSet(labels, l.cfg.maxValues)
+	if s == nil {
+		return ctx
+	}
+	counters.labelled.Add(1)
+	if hasLabels(ctx) {
+		// Rare: merge with the caller's labels, which costs allocations.
+		return &labelledContext{Context: pprof.WithLabels(ctx, s.set), set: s}
+	}
+	return &labelledContext{Context: ctx, set: s, labels: s.ctx}
+}
+
+// collect appends the k6 labels of baggage to labels, sorted by name. For a
+// key sent twice the last value wins (as in OpenTelemetry); two keys that
+// make the same label name count as the same key.
+func (l *Labeler) collect(baggage []string, labels []label) []label {
+	sc := newScanner(baggage)
+	skipped := 0
+	for {
+		key, raw, ok, more := sc.next()
+		if !more {
+			break
+		}
+		if !ok {
+			skipped++
+			continue
+		}
+		name, ok := labelName(key)
+		if !ok {
+			if strings.HasPrefix(key, "k6.") {
+				skipped++ // a k6 key too long, or empty, to name a label
+			}
+			continue
+		}
+		value := labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)
+		i := 0
+		for i < len(labels) && labels[i].name < name {
+			i++
+		}
+		if i < len(labels) && labels[i].name == name {
+			labels[i] = label{key, name, value}
+			continue
+		}
+		if len(labels) == l.cfg.maxLabels {
+			skipped++
+			continue
+		}
+		labels = append(labels, label{})
+		copy(labels[i+1:], labels[i:])
+		labels[i] = label{key, name, value}
+	}
+	// Empty values and k6's "undefined" are dropped only now, so that they
+	// still replace an earlier value of the same key.
+	kept := labels[:0]
+	for _, lb := range labels {
+		if lb.value != "" && lb.value != undefinedValue {
+			kept = append(kept, lb)
+		}
+	}
+	if skipped > 0 {
+		counters.skipped.Add(uint64(skipped))
+	}
+	if sc.truncated {
+		counters.truncated.Add(1)
+	}
+	return kept
+}
+
+// hasLabels reports whether ctx carries any pprof label.
+func hasLabels(ctx context.Context) bool {
+	found := false
+	pprof.ForLabels(ctx, func(string, string) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// labelledContext is what Context returns. In the common case, where the
+// parent has no pprof labels, it answers pprof's lookup from the cached
+// context of its label set instead of allocating a merged label map for every
+// request: pprof finds its labels through Value, like any other lookup.
+type labelledContext struct {
+	context.Context                 // the parent
+	set             *labelSet       // the k6 labels and members
+	labels          context.Context // the set's own context, or nil when the parent holds merged labels
+}
+
+type setKey struct{}
+
+func (c *labelledContext) Value(key any) any {
+	if _, ok := key.(setKey); ok {
+		return c.set
+	}
+	if c.labels != nil {
+		if v := c.labels.Value(key); v != nil {
+			return v
+		}
+	}
+	return c.Context.Value(key)
+}
+
+// String names the context like the standard library's contexts do.
+func (c *labelledContext) String() string {
+	return "k6labels.Context"
+}
+
+func setFrom(ctx context.Context) *labelSet {
+	s, _ := ctx.Value(setKey{}).(*labelSet)
+	return s
+}
+
+// Members returns the k6 members that [Labeler.Context] found for ctx, after
+// the same cleaning as the labels (values decoded, capped, with the
+// cardinality cap applied), sorted by label name. It returns nil if ctx came
+// from no request with k6 members.
+func Members(ctx context.Context) []Member {
+	s := setFrom(ctx)
+	if s == nil {
+		return nil
+	}
+	out := make([]Member, len(s.labels))
+	for i, l := range s.labels {
+		out[i] = Member{Key: l.key, Value: l.value}
+	}
+	return out
+}
+
+// Baggage returns the k6 members of ctx encoded as a W3C baggage header value,
+// ready to send to a downstream service, or "" if there are none. It does not
+// allocate: the value is built once per distinct label set.
+func Baggage(ctx context.Context) string {
+	if s := setFrom(ctx); s != nil {
+		return s.baggage
+	}
+	return ""
+}
+
+// Do calls f(ctx) with ctx's pprof labels set on the current goroutine, then
+// puts back the labels the goroutine had before, also when f panics.
+//
+// It differs from [pprof.Do] in what it restores: pprof.Do restores the labels
+// of the context it was given, which drops labels that lived only on the
+// goroutine (inherited from the goroutine that started it, or set by a span
+// profiler) and, on a reused goroutine such as an HTTP/1.1 keep-alive
+// connection, may leave one request's labels on the next.
+func Do(ctx context.Context, f func(context.Context)) {
+	prev := getProfLabel()
+	defer setProfLabel(prev)
+	pprof.SetGoroutineLabels(ctx)
+	f(ctx)
+}

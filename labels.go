@@ -1,0 +1,271 @@
+package k6labels
+
+import (
+	"context"
+	"hash/maphash"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// OverflowValue replaces a label value once its label name has reached the
+// cap set by [WithMaxValuesPerLabel].
+const OverflowValue = "_overflow"
+
+// undefinedValue is what k6's helper sends for the test run id on a local
+// `k6 run`, where no id exists. It carries nothing, so it is not a label.
+const undefinedValue = "undefined"
+
+// Limits that keep the process-wide bookkeeping bounded whatever clients send.
+const (
+	maxNameBytes = 128  // longer label names are skipped, not cut: a cut could merge two names
+	maxNames     = 32   // distinct label names per process
+	maxSets      = 1024 // cached label sets; the cache starts over when full
+)
+
+// label is one k6 label in the making: the member key as sent, the label name
+// derived from it and the cleaned value.
+type label struct {
+	key, name, value string
+}
+
+// labelName returns the pprof label name for a baggage key, and whether the
+// key is a k6 key that makes a valid name. Names are the key with every byte
+// outside [a-zA-Z0-9_] turned into '_', so "k6.test_run_id" becomes
+// "k6_test_run_id" and every name matches ^[a-zA-Z_][a-zA-Z0-9_]*$.
+func labelName(key string) (string, bool) {
+	// The keys k6 sends cost no allocation.
+	switch key {
+	case "k6.test_run_id":
+		return "k6_test_run_id", true
+	case "k6.scenario":
+		return "k6_scenario", true
+	case "k6.name":
+		return "k6_name", true
+	}
+	if len(key) <= len("k6.") || len(key) > maxNameBytes || !strings.HasPrefix(key, "k6.") {
+		return "", false
+	}
+	b := []byte(key)
+	b[2] = '_'
+	for i := 3; i < len(b); i++ {
+		if c := b[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b), true
+}
+
+// labelValue turns a raw member value into a label value: percent-decoded,
+// valid UTF-8 without control characters (each becomes U+FFFD), at most
+// maxBytes long and cut on a character boundary. For a k6.name URL it drops
+// the query string and fragment unless keepQuery is set; this is done before
+// decoding, so an escaped "%3F" stays part of the path.
+func labelValue(key, raw string, maxBytes int, keepQuery bool) string {
+	if !keepQuery && key == "k6.name" && (strings.HasPrefix(raw, "/") || strings.Contains(raw, "://")) {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+	}
+	if isPlain(raw) {
+		return raw[:min(len(raw), maxBytes)]
+	}
+	v := decodeValue(raw)
+	var b strings.Builder
+	for _, r := range v {
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			r = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(r) > maxBytes {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// A labelSet is one distinct set of k6 labels, built once and shared by every
+// request that carries it. Nothing in it changes after it is cached.
+type labelSet struct {
+	labels  []label         // sorted by name
+	ctx     context.Context // context.Background() with the labels
+	set     pprof.LabelSet
+	baggage string // the members, encoded for a baggage header
+}
+
+func newLabelSet(labels []label) *labelSet {
+	s := &labelSet{labels: make([]label, len(labels))}
+	kv := make([]string, 0, 2*len(labels))
+	var b []byte
+	for i, l := range labels {
+		l.key, l.name, l.value = strings.Clone(l.key), strings.Clone(l.name), strings.Clone(l.value)
+		s.labels[i] = l
+		kv = append(kv, l.name, l.value)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, l.key...)
+		b = append(b, '=')
+		b = appendEncoded(b, l.value)
+	}
+	s.set = pprof.Labels(kv...)
+	s.ctx = pprof.WithLabels(context.Background(), s.set)
+	s.baggage = string(b)
+	return s
+}
+
+func (s *labelSet) equal(labels []label) bool {
+	if len(s.labels) != len(labels) {
+		return false
+	}
+	for i := range labels {
+		if s.labels[i] != labels[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// registry is the process-wide record of label values seen (for the
+// cardinality caps) and the cache of label sets built from them.
+type registry struct {
+	mu     sync.RWMutex
+	values map[string]map[string]struct{} // label name → values admitted
+	sets   map[uint64]*labelSet
+	seed   maphash.Seed
+}
+
+var reg = newRegistry()
+
+func newRegistry() *registry {
+	return &registry{
+		values: make(map[string]map[string]struct{}),
+		sets:   make(map[uint64]*labelSet),
+		seed:   maphash.MakeSeed(),
+	}
+}
+
+// counters back Stats.
+var counters struct {
+	labelled, skipped, overflowed, truncated atomic.Uint64
+}
+
+// admit applies the cardinality caps to labels and returns them, the number
+// of values it replaced by OverflowValue, the number of labels it dropped
+// because the process has seen too many label names, and whether it would
+// have to record a name or value it has not seen. With record false it only
+// reads, so it can run under the read lock; with record true the caller holds
+// the write lock.
+func (r *registry) admit(labels []label, maxValues int, record bool) (kept []label, overflowed, dropped int, missing bool) {
+	kept = labels[:0]
+	for _, l := range labels {
+		vals, ok := r.values[l.name]
+		if !ok {
+			if len(r.values) >= maxNames {
+				dropped++
+				continue
+			}
+			if !record {
+				return labels, 0, 0, true
+			}
+			vals = make(map[string]struct{})
+			r.values[strings.Clone(l.name)] = vals
+		}
+		if _, ok := vals[l.value]; !ok {
+			switch {
+			case len(vals) >= maxValues:
+				l.value = OverflowValue
+				overflowed++
+			case !record:
+				return labels, 0, 0, true
+			default:
+				vals[strings.Clone(l.value)] = struct{}{}
+			}
+		}
+		kept = append(kept, l)
+	}
+	return kept, overflowed, dropped, false
+}
+
+func (r *registry) hash(labels []label) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	for _, l := range labels {
+		h.WriteString(l.key)
+		h.WriteByte(0)
+		h.WriteString(l.name)
+		h.WriteByte(0)
+		h.WriteString(l.value)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// labelSet returns the shared labelSet for labels, which must be sorted by
+// name, after applying the cardinality caps to them, or nil if no label is
+// left. It allocates only for a set it has not built before. labels is used as
+// scratch space.
+func (r *registry) labelSet(labels []label, maxValues int) *labelSet {
+	r.mu.RLock()
+	kept, overflowed, dropped, missing := r.admit(labels, maxValues, false)
+	var s *labelSet
+	var h uint64
+	if !missing {
+		h = r.hash(kept)
+		if s = r.sets[h]; s != nil && !s.equal(kept) {
+			s = nil // a hash collision: build this set afresh below
+		}
+	}
+	r.mu.RUnlock()
+	if s == nil && (missing || len(kept) > 0) {
+		r.mu.Lock()
+		if missing {
+			kept, overflowed, dropped, _ = r.admit(labels, maxValues, true)
+			h = r.hash(kept)
+		}
+		if s = r.sets[h]; len(kept) == 0 {
+			s = nil
+		} else if s == nil || !s.equal(kept) {
+			s = newLabelSet(kept)
+			if len(r.sets) >= maxSets {
+				clear(r.sets) // simpler than LRU, and the hot sets come back at once
+			}
+			r.sets[h] = s
+		}
+		r.mu.Unlock()
+	}
+	if overflowed > 0 {
+		counters.overflowed.Add(uint64(overflowed))
+	}
+	if dropped > 0 {
+		counters.skipped.Add(uint64(dropped))
+	}
+	return s
+}
+
+// Counters are counts since the process started, for dashboards and alerts:
+// a growing Overflowed means label values are hitting the cardinality cap.
+type Counters struct {
+	// Labelled counts requests that were given k6 labels.
+	Labelled uint64
+	// Skipped counts baggage members dropped: malformed members, and k6
+	// members beyond the label cap or with a key too long for a label name.
+	Skipped uint64
+	// Overflowed counts label values replaced by OverflowValue.
+	Overflowed uint64
+	// Truncated counts requests whose baggage went beyond MaxBaggageBytes or
+	// MaxBaggageMembers and was examined only up to that limit.
+	Truncated uint64
+}
+
+// Stats returns the counters of the whole process.
+func Stats() Counters {
+	return Counters{
+		Labelled:   counters.labelled.Load(),
+		Skipped:    counters.skipped.Load(),
+		Overflowed: counters.overflowed.Load(),
+		Truncated:  counters.truncated.Load(),
+	}
+}
