@@ -1,0 +1,7 @@
+module github.com/k6labels/k6labels/examples/rideshare
+
+go 1.26.0
+
+require github.com/k6labels/k6labels v0.0.0
+
+replace github.com/k6labels/k6labels => ../..
