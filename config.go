@@ -1,5 +1,7 @@
 package k6labels
 
+import "net/http"
+
 // Defaults and hard limits of the options. The hard limits are Pyroscope's: a
 // profile that breaks one of them is rejected whole by the server.
 const (
@@ -22,6 +24,8 @@ type config struct {
 	maxLabels     int
 	maxValues     int
 	keepQuery     bool
+	routePattern  bool           // WithRoutePattern or WithServeMux
+	mux           *http.ServeMux // WithServeMux
 }
 
 func newConfig(opts []Option) config {
@@ -94,4 +98,35 @@ func WithMaxValuesPerLabel(n int) Option {
 // default is false: "http://host/bike?id=3#top" becomes "http://host/bike".
 func WithQueryStrings(keep bool) Option {
 	return optionFunc(func(c *config) { c.keepQuery = keep })
+}
+
+// WithRoutePattern makes a handler from [NewHandler] or [Middleware] use the
+// route pattern that Go's [http.ServeMux] matched for the request (such as
+// "GET /bike/{id}") as the k6_name value, in place of the name k6 sent.
+// A pattern has one value per route, whatever ids the URLs carry, which makes
+// it the cheapest way to keep k6_name's cardinality low. The default is off.
+//
+// The mux records the pattern in [http.Request.Pattern] while routing, so the
+// handler must run after routing: wrap the handlers you register, as in
+// mux.Handle("GET /bike/{id}", k6labels.NewHandler(h, k6labels.WithRoutePattern())).
+// Wrapped around the whole mux, it sees no pattern yet; use [WithServeMux]
+// there. When there is no pattern, k6_name keeps the name k6 sent.
+//
+// The pattern replaces the value only of a k6.name member that the request
+// carries; it adds no k6_name to requests without one. [Members] and
+// [Baggage] report the pattern too. It has no effect on a [Labeler] used
+// directly or on the gRPC interceptors, which see no HTTP request.
+func WithRoutePattern() Option {
+	return optionFunc(func(c *config) { c.routePattern = true })
+}
+
+// WithServeMux is [WithRoutePattern] for a handler that wraps the whole mux,
+// as in http.ListenAndServe(addr, k6labels.NewHandler(mux, k6labels.WithServeMux(mux))):
+// for a request with a k6.name member and no pattern yet, it asks
+// mux.Handler(r) which pattern will match. That routes the request a second
+// time (the mux routes it again to serve it), so wrapping the registered
+// handlers with [WithRoutePattern] is cheaper. A nil mux means
+// [WithRoutePattern] alone. The default is off.
+func WithServeMux(mux *http.ServeMux) Option {
+	return optionFunc(func(c *config) { c.routePattern, c.mux = true, mux })
 }

@@ -46,7 +46,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	ctx := h.labeler.Context(r.Context(), lines)
+	ctx := h.labeler.context(r.Context(), lines, r)
 	if ctx == r.Context() {
 		h.next.ServeHTTP(w, r)
 		return

@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"context"
+	"net/http"
 	"runtime/pprof"
 	"strings"
 )
@@ -26,11 +27,17 @@ func NewLabeler(opts ...Option) *Labeler {
 //
 // Context only builds the context; [Do] puts its labels on the goroutine.
 func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context {
+	return l.context(ctx, baggage, nil)
+}
+
+// context is Context for the HTTP handler: r, if not nil, is the request, from
+// which the route pattern options take the k6_name value.
+func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request) context.Context {
 	if len(baggage) == 0 {
 		return ctx
 	}
 	var buf [maxLabelsLimit]label
-	labels := l.collect(baggage, buf[:0])
+	labels := l.collect(baggage, r, buf[:0])
 	if len(labels) == 0 {
 		return ctx
 	}
@@ -49,7 +56,7 @@ func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context
 // collect appends the k6 labels of baggage to labels, sorted by name. For a
 // key sent twice the last value wins (as in OpenTelemetry); two keys that
 // make the same label name count as the same key.
-func (l *Labeler) collect(baggage []string, labels []label) []label {
+func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) []label {
 	sc := newScanner(baggage)
 	skipped := 0
 	for {
@@ -90,6 +97,9 @@ func (l *Labeler) collect(baggage []string, labels []label) []label {
 	kept := labels[:0]
 	for _, lb := range labels {
 		if lb.value != "" && lb.value != undefinedValue {
+			if r != nil && lb.name == "k6_name" {
+				lb.value = l.routeName(r, lb.value)
+			}
 			kept = append(kept, lb)
 		}
 	}
