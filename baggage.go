@@ -36,6 +36,7 @@ type scanner struct {
 	budget    int    // bytes still allowed after line
 	members   int    // members returned or skipped so far
 	truncated bool   // a limit cut the list
+	member    string // the last member returned, as sent (properties kept), for MergeBaggage
 }
 
 func newScanner(lines []string) scanner {
@@ -85,6 +86,7 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 			return "", "", false, false
 		}
 		s.members++
+		s.member = m
 		if i := strings.IndexByte(m, ';'); i >= 0 {
 			m = m[:i] // properties carry nothing we use
 		}

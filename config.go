@@ -14,6 +14,7 @@ const (
 	DefaultMaxValuesPerLabel = 1000
 
 	maxValueBytesLimit = 2048 // Pyroscope's default limit on a label value.
+	minValueBytes      = 16   // room for OverflowValue and a useful prefix
 	maxLabelsLimit     = 30   // Pyroscope's default limit on label names per series.
 	maxValuesLimit     = 1 << 20
 )
@@ -65,10 +66,13 @@ func clamp(n, def, max int) int {
 
 // WithMaxValueBytes caps the length of each label value at n bytes. Longer
 // values are cut at the last whole UTF-8 character that fits. The default is
-// [DefaultMaxValueBytes]; n < 1 means the default and n is at most 2048, the
-// largest value Pyroscope accepts by default.
+// [DefaultMaxValueBytes]; n < 1 means the default, n below 16 means 16 (room
+// for [OverflowValue]), and n is at most 2048, the largest value Pyroscope
+// accepts by default.
 func WithMaxValueBytes(n int) Option {
-	return optionFunc(func(c *config) { c.maxValueBytes = clamp(n, DefaultMaxValueBytes, maxValueBytesLimit) })
+	return optionFunc(func(c *config) {
+		c.maxValueBytes = max(clamp(n, DefaultMaxValueBytes, maxValueBytesLimit), minValueBytes)
+	})
 }
 
 // WithMaxLabels caps the number of k6 labels set for one request at n. Members

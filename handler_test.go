@@ -1,0 +1,122 @@
+package k6labels
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime/pprof"
+	"testing"
+	"unsafe"
+)
+
+// labelPointer returns what the goroutine's label pointer is while ctx's
+// labels are set on it, to compare with getProfLabel.
+func labelPointer(ctx context.Context) unsafe.Pointer {
+	prev := getProfLabel()
+	defer setProfLabel(prev)
+	pprof.SetGoroutineLabels(ctx)
+	return getProfLabel()
+}
+
+func serve(h http.Handler, lines ...string) {
+	r := httptest.NewRequest("GET", "/bike", nil)
+	if lines != nil {
+		r.Header["Baggage"] = lines
+	}
+	h.ServeHTTP(httptest.NewRecorder(), r)
+}
+
+func TestHandlerLabelsGoroutineAndContext(t *testing.T) {
+	resetState(t)
+	var got map[string]string
+	var onGoroutine bool
+	h := LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = labelsOf(r.Context())
+		onGoroutine = getProfLabel() == labelPointer(r.Context())
+	}))
+	serve(h, "k6.test_run_id=run42, k6.scenario=checkout, k6.name=named-get")
+	want := map[string]string{"k6_test_run_id": "run42", "k6_scenario": "checkout", "k6_name": "named-get"}
+	if len(got) != 3 || got["k6_test_run_id"] != "run42" || got["k6_scenario"] != "checkout" || got["k6_name"] != "named-get" {
+		t.Errorf("context labels = %v, want %v", got, want)
+	}
+	if !onGoroutine {
+		t.Error("the goroutine did not carry the request context's labels")
+	}
+}
+
+func TestHandlerPassesThroughWithoutK6(t *testing.T) {
+	resetState(t)
+	for _, lines := range [][]string{nil, {"userId=alice"}, {"k6.test_run_id=undefined"}} {
+		var sameRequest bool
+		r := httptest.NewRequest("GET", "/", nil)
+		if lines != nil {
+			r.Header["Baggage"] = lines
+		}
+		NewHandler(http.HandlerFunc(func(w http.ResponseWriter, got *http.Request) {
+			sameRequest = got == r
+		})).ServeHTTP(httptest.NewRecorder(), r)
+		if !sameRequest {
+			t.Errorf("baggage %q: the request was replaced", lines)
+		}
+	}
+}
+
+// The goroutine gets back exactly the labels it had, including labels that
+// live only on the goroutine, where pprof.Do would restore those of the
+// request context (none here).
+func TestHandlerRestoresGoroutineLabels(t *testing.T) {
+	resetState(t)
+	outer := pprof.WithLabels(context.Background(), pprof.Labels("service", "api"))
+	before := labelPointer(outer)
+	prev := getProfLabel()
+	defer setProfLabel(prev)
+
+	pprof.SetGoroutineLabels(outer)
+	serve(LabelsFromBaggageHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), "k6.scenario=s")
+	if getProfLabel() != before {
+		t.Error("labels not restored after the handler returned")
+	}
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic was swallowed")
+			}
+		}()
+		serve(NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })), "k6.scenario=s")
+	}()
+	if getProfLabel() != before {
+		t.Error("labels not restored after the handler panicked")
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	resetState(t)
+	var got string
+	mw := Middleware(WithQueryStrings(true))
+	serve(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = pprof.Label(r.Context(), "k6_name")
+	})), "k6.name=/bike?id=1")
+	if got != "/bike?id=1" {
+		t.Errorf("k6_name = %q, want the option applied", got)
+	}
+}
+
+func TestDoRestoresOnPanic(t *testing.T) {
+	prev := getProfLabel()
+	defer setProfLabel(prev)
+	pprof.SetGoroutineLabels(context.Background())
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels("a", "b"))
+	func() {
+		defer func() { _ = recover() }()
+		Do(ctx, func(ctx context.Context) {
+			if getProfLabel() != labelPointer(ctx) {
+				t.Error("labels not set inside Do")
+			}
+			panic("boom")
+		})
+	}()
+	if getProfLabel() != nil {
+		t.Error("labels not restored after a panic in Do")
+	}
+}
