@@ -1,0 +1,75 @@
+package k6labels
+
+import (
+	"net/http"
+	"strings"
+)
+
+// NewTransport wraps base so that a request whose context carries k6 members
+// (the context a handler from [NewHandler] or a gRPC interceptor gave the
+// code that sends it) takes them to the next service in its baggage header.
+// The next service, running this package too, then labels its own profile
+// with the same test run, scenario and request name. A nil base means
+// [http.DefaultTransport].
+//
+// The k6 members are merged into a baggage header the request already has
+// with [MergeBaggage]: no key is sent twice and the W3C limits hold. The
+// request is cloned before its header is changed, as an
+// [http.RoundTripper] must not modify the request it is given. A request
+// without k6 members in its context is passed to base untouched.
+//
+// Use it as the Transport of the [http.Client] the service calls others
+// with, and send each request with the incoming request's context
+// (http.NewRequestWithContext(r.Context(), ...)).
+func NewTransport(base http.RoundTripper) http.RoundTripper {
+	return &transport{base: base}
+}
+
+type transport struct {
+	base http.RoundTripper
+}
+
+func (t *transport) next() http.RoundTripper {
+	if t.base == nil {
+		return http.DefaultTransport
+	}
+	return t.base
+}
+
+// RoundTrip implements [http.RoundTripper].
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	add := Baggage(req.Context())
+	if add == "" {
+		return t.next().RoundTrip(req)
+	}
+	lines := req.Header["Baggage"]
+	// A header set by direct map assignment may have a key that is not in
+	// canonical form ("baggage"); it is sent as well, so it counts too, and
+	// goes away in favour of the merged one.
+	var odd []string
+	for k, v := range req.Header {
+		if k != "Baggage" && strings.EqualFold(k, "Baggage") {
+			odd = append(odd, k)
+			lines = append(lines[:len(lines):len(lines)], v...)
+		}
+	}
+	merged := MergeBaggage(lines, add)
+	r := req.Clone(req.Context())
+	if r.Header == nil {
+		r.Header = make(http.Header)
+	}
+	for _, k := range odd {
+		delete(r.Header, k)
+	}
+	r.Header["Baggage"] = []string{merged}
+	return t.next().RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the wrapped transport,
+// if it has that method, so that [http.Client.CloseIdleConnections] keeps
+// working through the wrapper.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.next().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
