@@ -164,7 +164,7 @@ func decodeValue(s string) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return string([]rune(string(b))) // one U+FFFD per invalid byte, as documented (and as OpenTelemetry does)
 }
 
 func isHex(c byte) bool {
