@@ -59,10 +59,9 @@ func labelName(key string) (string, bool) {
 }
 
 // labelValue turns a raw member value into a label value: percent-decoded,
-// valid UTF-8 without control characters (each becomes U+FFFD), at most
-// maxBytes long and cut on a character boundary. For a k6.name URL it drops
-// the query string and fragment unless keepQuery is set; this is done before
-// decoding, so an escaped "%3F" stays part of the path.
+// then cleaned by cleanValue. For a k6.name URL it drops the query string and
+// fragment unless keepQuery is set; this is done before decoding, so an
+// escaped "%3F" stays part of the path.
 func labelValue(key, raw string, maxBytes int, keepQuery bool) string {
 	if !keepQuery && key == "k6.name" && (strings.HasPrefix(raw, "/") || strings.Contains(raw, "://")) {
 		if i := strings.IndexAny(raw, "?#"); i >= 0 {
@@ -72,18 +71,27 @@ func labelValue(key, raw string, maxBytes int, keepQuery bool) string {
 	if isPlain(raw) {
 		return raw[:min(len(raw), maxBytes)]
 	}
-	v := decodeValue(raw)
-	var b strings.Builder
-	for _, r := range v {
+	return cleanValue(decodeValue(raw), maxBytes)
+}
+
+// cleanValue makes s a valid label value: valid UTF-8 without control
+// characters (each becomes U+FFFD), at most maxBytes long and cut on a
+// character boundary.
+func cleanValue(s string, maxBytes int) string {
+	if isPlain(s) {
+		return s[:min(len(s), maxBytes)]
+	}
+	b := make([]byte, 0, min(len(s), maxBytes))
+	for _, r := range s {
 		if r < 0x20 || 0x7f <= r && r < 0xa0 {
 			r = utf8.RuneError
 		}
-		if b.Len()+utf8.RuneLen(r) > maxBytes {
+		if len(b)+utf8.RuneLen(r) > maxBytes {
 			break
 		}
-		b.WriteRune(r)
+		b = utf8.AppendRune(b, r)
 	}
-	return b.String()
+	return string(b)
 }
 
 // A labelSet is one distinct set of k6 labels, built once and shared by every
