@@ -2,6 +2,9 @@ module github.com/k6labels/k6labels/bench
 
 go 1.26.0
 
-require github.com/k6labels/k6labels v0.0.0
+require (
+	github.com/k6labels/k6labels v0.0.0
+	go.opentelemetry.io/otel v1.47.0
+)
 
 replace github.com/k6labels/k6labels => ..
