@@ -2,21 +2,28 @@ package k6labels
 
 import (
 	"context"
+	"hash/maphash"
 	"net/http"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 )
 
-// A Labeler turns the k6 members of a baggage list into pprof labels. It holds
-// only its options, so it is cheap to copy and safe for concurrent use; the
-// HTTP handler and the gRPC interceptors are thin wrappers around one.
+// A Labeler turns the k6 members of a baggage list into pprof labels. It is
+// safe for concurrent use; the HTTP handler and the gRPC interceptors are thin
+// wrappers around one.
 type Labeler struct {
-	cfg config
+	cfg   config
+	lines *lineCache // nil when a result depends on more than the header
 }
 
 // NewLabeler returns a Labeler with the given options.
 func NewLabeler(opts ...Option) *Labeler {
-	return &Labeler{cfg: newConfig(opts)}
+	l := &Labeler{cfg: newConfig(opts)}
+	if !l.cfg.routePattern {
+		l.lines = &lineCache{seed: maphash.MakeSeed()}
+	}
+	return l
 }
 
 // Context returns a context derived from ctx that carries pprof labels for the
@@ -36,29 +43,102 @@ func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request
 	if len(baggage) == 0 {
 		return ctx
 	}
-	var buf [maxLabelsLimit]label
-	labels := l.collect(baggage, r, buf[:0])
-	if len(labels) == 0 {
+	var res result
+	var slot *atomic.Pointer[result]
+	cached := false
+	if l.lines != nil && len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
+		slot = l.lines.slot(baggage[0])
+		if c := slot.Load(); c != nil && c.line == baggage[0] {
+			res, cached = *c, true
+		}
+	}
+	if !cached {
+		res = l.build(baggage, r)
+		// Only lines that make labels are cached, so that other baggage
+		// costs no allocation.
+		if slot != nil && res.set != nil {
+			c := res
+			c.line = strings.Clone(baggage[0])
+			slot.Store(&c)
+		}
+	}
+	res.count()
+	if res.set == nil {
 		return ctx
 	}
-	s := reg.labelSet(labels, l.cfg.maxValues)
-	if s == nil {
-		return ctx
-	}
-	counters.labelled.Add(1)
 	if hasLabels(ctx) {
 		// Rare: merge with the caller's labels, which costs allocations.
-		return &labelledContext{Context: pprof.WithLabels(ctx, s.set), set: s}
+		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set}
 	}
-	return &labelledContext{Context: ctx, set: s, labels: s.ctx}
+	return &labelledContext{Context: ctx, set: res.set, labels: res.set.ctx}
 }
 
-// collect appends the k6 labels of baggage to labels, sorted by name. For a
-// key sent twice the last value wins (as in OpenTelemetry); two keys that
-// make the same label name count as the same key.
-func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) []label {
+// A result is what one baggage list comes to: its label set (nil if none)
+// and what to add to the counters for it.
+type result struct {
+	line                string // the header line, when cached
+	set                 *labelSet
+	skipped, overflowed int
+	truncated           bool
+}
+
+func (res *result) count() {
+	if res.set != nil {
+		counters.labelled.Add(1)
+	}
+	if res.skipped > 0 {
+		counters.skipped.Add(uint64(res.skipped))
+	}
+	if res.overflowed > 0 {
+		counters.overflowed.Add(uint64(res.overflowed))
+	}
+	if res.truncated {
+		counters.truncated.Add(1)
+	}
+}
+
+// Bounds of the line cache: how many header lines it remembers per Labeler,
+// and the longest line it remembers.
+const (
+	lineSlots     = 256
+	maxCachedLine = 512
+)
+
+// lineCache maps a baggage header line to the result it came to, so that the
+// same line, which k6 sends thousands of times, is parsed once. It is
+// direct-mapped: a line takes the slot its hash picks, replacing whatever
+// line was there, so it never holds more than lineSlots lines. A result stays
+// right as long as it is cached because the registry only ever grows: a value
+// admitted once stays admitted, and one over the cap stays over it.
+type lineCache struct {
+	seed  maphash.Seed
+	slots [lineSlots]atomic.Pointer[result]
+}
+
+func (c *lineCache) slot(line string) *atomic.Pointer[result] {
+	return &c.slots[maphash.String(c.seed, line)%lineSlots]
+}
+
+// build parses baggage and builds its label set.
+func (l *Labeler) build(baggage []string, r *http.Request) result {
+	var buf [maxLabelsLimit]label
+	labels, skipped, truncated := l.collect(baggage, r, buf[:0])
+	res := result{skipped: skipped, truncated: truncated}
+	if len(labels) > 0 {
+		var dropped int
+		res.set, res.overflowed, dropped = reg.labelSet(labels, l.cfg.maxValues)
+		res.skipped += dropped
+	}
+	return res
+}
+
+// collect appends the k6 labels of baggage to labels, sorted by name, and
+// returns them with the number of members skipped and whether a limit cut
+// the list. For a key sent twice the last value wins (as in OpenTelemetry);
+// two keys that make the same label name count as the same key.
+func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) (_ []label, skipped int, truncated bool) {
 	sc := newScanner(baggage)
-	skipped := 0
+	var nameBuf [maxNameBytes]byte
 	for {
 		key, raw, ok, more := sc.next()
 		if !more {
@@ -68,20 +148,20 @@ func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) []l
 			skipped++
 			continue
 		}
-		name, ok := labelName(key)
+		name, ok := labelName(key, nameBuf[:0])
 		if !ok {
 			if strings.HasPrefix(key, "k6.") {
 				skipped++ // a k6 key too long, or empty, to name a label
 			}
 			continue
 		}
-		value := labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)
 		i := 0
-		for i < len(labels) && labels[i].name < name {
+		for i < len(labels) && labels[i].name < string(name) {
 			i++
 		}
-		if i < len(labels) && labels[i].name == name {
-			labels[i] = label{key, name, value}
+		if i < len(labels) && labels[i].name == string(name) {
+			labels[i].key = key
+			labels[i].value = labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)
 			continue
 		}
 		if len(labels) == l.cfg.maxLabels {
@@ -90,7 +170,7 @@ func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) []l
 		}
 		labels = append(labels, label{})
 		copy(labels[i+1:], labels[i:])
-		labels[i] = label{key, name, value}
+		labels[i] = label{key, reg.intern(name), labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)}
 	}
 	// Empty values and k6's "undefined" are dropped only now, so that they
 	// still replace an earlier value of the same key.
@@ -103,13 +183,7 @@ func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) []l
 			kept = append(kept, lb)
 		}
 	}
-	if skipped > 0 {
-		counters.skipped.Add(uint64(skipped))
-	}
-	if sc.truncated {
-		counters.truncated.Add(1)
-	}
-	return kept
+	return kept, skipped, sc.truncated
 }
 
 // hasLabels reports whether ctx carries any pprof label.

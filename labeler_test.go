@@ -191,8 +191,14 @@ func TestLabelNameCap(t *testing.T) {
 	if got := contextLabels(l, "k6.brandnew=v, k6.n0=v"); !maps.Equal(got, map[string]string{"k6_n0": "v"}) {
 		t.Errorf("labels = %v, want only the known name", got)
 	}
-	if s := Stats(); s.Skipped != 11 {
-		t.Errorf("Skipped = %d, want 11", s.Skipped)
+	// A dropped name before a new value of a known name: the labels that
+	// stay are each kept once.
+	want := map[string]string{"k6_n0": "v", "k6_n1": "fresh"}
+	if got := contextLabels(l, "k6.aaa=v, k6.n0=v, k6.n1=fresh"); !maps.Equal(got, want) {
+		t.Errorf("labels = %v, want %v", got, want)
+	}
+	if s := Stats(); s.Skipped != 12 {
+		t.Errorf("Skipped = %d, want 12", s.Skipped)
 	}
 }
 
@@ -312,6 +318,32 @@ func TestParseBaggage(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// A header line served from the line cache counts like a parsed one, and
+// each Labeler keeps its own options.
+func TestLineCache(t *testing.T) {
+	resetState(t)
+	line := "k6.scenario=s, broken, k6.name=/bike?id=1"
+	keep, drop := NewLabeler(WithQueryStrings(true)), NewLabeler()
+	for range 3 {
+		if got := contextLabels(keep, line)["k6_name"]; got != "/bike?id=1" {
+			t.Fatalf("WithQueryStrings(true): k6_name = %q", got)
+		}
+		if got := contextLabels(drop, line)["k6_name"]; got != "/bike" {
+			t.Fatalf("default: k6_name = %q", got)
+		}
+	}
+	if s := Stats(); s.Labelled != 6 || s.Skipped != 6 {
+		t.Errorf("Stats() = %+v, want 6 labelled and 6 skipped", s)
+	}
+	// Lines that collide in the cache replace each other and stay right.
+	for i := range 4 * lineSlots {
+		v := strconv.Itoa(i % (2 * lineSlots))
+		if got := contextLabels(drop, "k6.name="+v)["k6_name"]; got != v {
+			t.Fatalf("k6_name = %q, want %q", got, v)
 		}
 	}
 }

@@ -31,31 +31,25 @@ type label struct {
 	key, name, value string
 }
 
-// labelName returns the pprof label name for a baggage key, and whether the
-// key is a k6 key that makes a valid name. Names are the key with every byte
-// outside [a-zA-Z0-9_] turned into '_', so "k6.test_run_id" becomes
-// "k6_test_run_id" and every name matches ^[a-zA-Z_][a-zA-Z0-9_]*$.
-func labelName(key string) (string, bool) {
-	// The keys k6 sends cost no allocation.
-	switch key {
-	case "k6.test_run_id":
-		return "k6_test_run_id", true
-	case "k6.scenario":
-		return "k6_scenario", true
-	case "k6.name":
-		return "k6_name", true
-	}
+// labelName appends to buf the pprof label name for a baggage key and
+// reports whether the key is a k6 key that makes a valid name. Names are the
+// key with every byte outside [a-zA-Z0-9_] turned into '_', so
+// "k6.test_run_id" becomes "k6_test_run_id" and every name matches
+// ^[a-zA-Z_][a-zA-Z0-9_]*$. Building into the caller's buffer lets a name
+// seen before cost no allocation (see registry.intern).
+func labelName(key string, buf []byte) ([]byte, bool) {
 	if len(key) <= len("k6.") || len(key) > maxNameBytes || !strings.HasPrefix(key, "k6.") {
-		return "", false
+		return buf, false
 	}
-	b := []byte(key)
-	b[2] = '_'
-	for i := 3; i < len(b); i++ {
-		if c := b[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
-			b[i] = '_'
+	buf = append(buf, "k6_"...)
+	for i := 3; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			c = '_'
 		}
+		buf = append(buf, c)
 	}
-	return string(b), true
+	return buf, true
 }
 
 // labelValue turns a raw member value into a label value: percent-decoded,
@@ -141,6 +135,7 @@ func (s *labelSet) equal(labels []label) bool {
 type registry struct {
 	mu     sync.RWMutex
 	values map[string]map[string]struct{} // label name → values admitted
+	names  map[string]string              // the keys of values, for intern
 	sets   map[uint64]*labelSet
 	seed   maphash.Seed
 }
@@ -150,6 +145,7 @@ var reg = newRegistry()
 func newRegistry() *registry {
 	return &registry{
 		values: make(map[string]map[string]struct{}),
+		names:  make(map[string]string),
 		sets:   make(map[uint64]*labelSet),
 		seed:   maphash.MakeSeed(),
 	}
@@ -160,14 +156,14 @@ var counters struct {
 	labelled, skipped, overflowed, truncated atomic.Uint64
 }
 
-// admit applies the cardinality caps to labels and returns them, the number
-// of values it replaced by OverflowValue, the number of labels it dropped
-// because the process has seen too many label names, and whether it would
-// have to record a name or value it has not seen. With record false it only
+// admit applies the cardinality caps to labels, appends the result to dst
+// and returns it, the number of values it replaced by OverflowValue, the
+// number of labels it dropped because the process has seen too many label
+// names, and whether it would have to record a name or value it has not seen. With record false it only
 // reads, so it can run under the read lock; with record true the caller holds
 // the write lock.
-func (r *registry) admit(labels []label, maxValues int, record bool) (kept []label, overflowed, dropped int, missing bool) {
-	kept = labels[:0]
+func (r *registry) admit(dst, labels []label, maxValues int, record bool) (kept []label, overflowed, dropped int, missing bool) {
+	kept = dst
 	for _, l := range labels {
 		vals, ok := r.values[l.name]
 		if !ok {
@@ -176,10 +172,12 @@ func (r *registry) admit(labels []label, maxValues int, record bool) (kept []lab
 				continue
 			}
 			if !record {
-				return labels, 0, 0, true
+				return nil, 0, 0, true
 			}
 			vals = make(map[string]struct{})
-			r.values[strings.Clone(l.name)] = vals
+			name := strings.Clone(l.name)
+			r.values[name] = vals
+			r.names[name] = name
 		}
 		if _, ok := vals[l.value]; !ok {
 			switch {
@@ -187,7 +185,7 @@ func (r *registry) admit(labels []label, maxValues int, record bool) (kept []lab
 				l.value = OverflowValue
 				overflowed++
 			case !record:
-				return labels, 0, 0, true
+				return nil, 0, 0, true
 			default:
 				vals[strings.Clone(l.value)] = struct{}{}
 			}
@@ -195,6 +193,26 @@ func (r *registry) admit(labels []label, maxValues int, record bool) (kept []lab
 		kept = append(kept, l)
 	}
 	return kept, overflowed, dropped, false
+}
+
+// intern returns name as a string, without allocating when the name is one
+// k6 sends or one the registry holds already.
+func (r *registry) intern(name []byte) string {
+	switch string(name) {
+	case "k6_test_run_id":
+		return "k6_test_run_id"
+	case "k6_scenario":
+		return "k6_scenario"
+	case "k6_name":
+		return "k6_name"
+	}
+	r.mu.RLock()
+	s, ok := r.names[string(name)] // the compiler does not allocate for this lookup
+	r.mu.RUnlock()
+	if ok {
+		return s
+	}
+	return string(name)
 }
 
 func (r *registry) hash(labels []label) uint64 {
@@ -213,11 +231,12 @@ func (r *registry) hash(labels []label) uint64 {
 
 // labelSet returns the shared labelSet for labels, which must be sorted by
 // name, after applying the cardinality caps to them, or nil if no label is
-// left. It allocates only for a set it has not built before. labels is used as
-// scratch space.
-func (r *registry) labelSet(labels []label, maxValues int) *labelSet {
+// left, with the number of values that overflowed and of labels dropped. It
+// allocates only for a set it has not built before.
+func (r *registry) labelSet(labels []label, maxValues int) (_ *labelSet, overflowed, dropped int) {
+	var buf [maxLabelsLimit]label
 	r.mu.RLock()
-	kept, overflowed, dropped, missing := r.admit(labels, maxValues, false)
+	kept, overflowed, dropped, missing := r.admit(buf[:0], labels, maxValues, false)
 	var s *labelSet
 	var h uint64
 	if !missing {
@@ -230,7 +249,7 @@ func (r *registry) labelSet(labels []label, maxValues int) *labelSet {
 	if s == nil && (missing || len(kept) > 0) {
 		r.mu.Lock()
 		if missing {
-			kept, overflowed, dropped, _ = r.admit(labels, maxValues, true)
+			kept, overflowed, dropped, _ = r.admit(buf[:0], labels, maxValues, true)
 			h = r.hash(kept)
 		}
 		if s = r.sets[h]; len(kept) == 0 {
@@ -244,13 +263,7 @@ func (r *registry) labelSet(labels []label, maxValues int) *labelSet {
 		}
 		r.mu.Unlock()
 	}
-	if overflowed > 0 {
-		counters.overflowed.Add(uint64(overflowed))
-	}
-	if dropped > 0 {
-		counters.skipped.Add(uint64(dropped))
-	}
-	return s
+	return s, overflowed, dropped
 }
 
 // Counters are counts since the process started, for dashboards and alerts:
