@@ -1,0 +1,385 @@
+// Command rideshare is the k6labels demo: a small service with the routes of
+// Pyroscope's rideshare example, instrumented with
+// k6labels.LabelsFromBaggageHandler, driven by a built-in load generator that
+// sends the baggage header of k6's http-instrumentation-pyroscope helper,
+// while the process profiles its own CPU. At the end it prints the CPU time
+// per k6 scenario and per request name, and writes the profile for go tool
+// pprof.
+//
+//	go run ./examples/rideshare                    # the whole demo, nothing else needed
+//	go run ./examples/rideshare -pyroscope URL     # also push profiles to Pyroscope
+//	go run ./examples/rideshare -serve ADDR        # only the service, for a real k6 run
+//	go run ./examples/rideshare -target URL        # only the load, against a running service
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/pprof/profile"
+	pyroscopepprof "github.com/grafana/pyroscope-go/http/pprof"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C ends the process at once
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "rideshare:", err)
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// options are the command-line flags.
+type options struct {
+	duration  time.Duration
+	out       string
+	pyroscope string
+	app       string
+	serve     string
+	target    string
+	testRunID string
+	listen    string
+}
+
+func parseFlags(args []string, w io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("rideshare", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.DurationVar(&o.duration, "duration", 15*time.Second, "how long to send load")
+	fs.StringVar(&o.out, "o", "rideshare.cpu.pprof", "file to write the CPU profile to")
+	fs.StringVar(&o.pyroscope, "pyroscope", "", "also push profiles to the Pyroscope server at this `URL` (e.g. http://localhost:4040)")
+	fs.StringVar(&o.app, "app", "rideshare.k6labels", "application (service) `name` to push profiles under")
+	fs.StringVar(&o.serve, "serve", "", "only run the instrumented service on `ADDR` (e.g. 127.0.0.1:8080), for a real k6 run")
+	fs.StringVar(&o.target, "target", "", "only send load to the service at this base `URL` (e.g. http://127.0.0.1:8080)")
+	fs.StringVar(&o.testRunID, "test-run-id", strconv.FormatInt(time.Now().Unix(), 10), "the k6.test_run_id the load sends")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address of the service in the full demo")
+	fs.Usage = func() {
+		fmt.Fprintln(w, "Usage: go run ./examples/rideshare [flags]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Runs a service instrumented with k6labels and k6-style load against it, profiles")
+		fmt.Fprintln(w, "the CPU and prints the CPU time per k6 scenario and request name.")
+		fmt.Fprintln(w)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	bad := func(format string, a ...any) (*options, error) {
+		fmt.Fprintf(w, "rideshare: "+format+"\n", a...)
+		fs.Usage()
+		return nil, errUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return bad("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case o.serve != "" && o.target != "":
+		return bad("-serve and -target exclude each other: run one process of each")
+	case o.target != "" && o.pyroscope != "":
+		return bad("-target sends load only; -pyroscope belongs to the process that serves")
+	case o.duration <= 0:
+		return bad("-duration must be positive")
+	case o.target != "" && !strings.HasPrefix(o.target, "http://") && !strings.HasPrefix(o.target, "https://"):
+		return bad("-target wants a base URL such as http://127.0.0.1:8080")
+	case o.testRunID == "" || strings.ContainsAny(o.testRunID, ", ;"):
+		return bad("-test-run-id must be non-empty, without spaces, commas or semicolons")
+	}
+	o.target = strings.TrimSuffix(o.target, "/")
+	return o, nil
+}
+
+// run is the command: it parses args and runs the mode they ask for, writing
+// everything to w. It returns when the work is done or ctx ends.
+func run(ctx context.Context, args []string, w io.Writer) error {
+	o, err := parseFlags(args, w)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.serve != "":
+		return runServe(ctx, o, w)
+	case o.target != "":
+		return runTarget(ctx, o, w)
+	}
+	return runDemo(ctx, o, w)
+}
+
+// runDemo runs service and load in this process under a CPU profile.
+func runDemo(ctx context.Context, o *options, w io.Writer) error {
+	srv, err := startServer(o.listen, newService())
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	d := newDriver(srv.URL, o.testRunID, defaultScenarios)
+
+	fmt.Fprintln(w, "k6labels demo: which k6 scenario and request burned the CPU?")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  service  %s  routes / /bike /scooter /car, wrapped with k6labels.LabelsFromBaggageHandler\n", srv.URL)
+	fmt.Fprintf(w, "  load     %s\n", describeScenarios(defaultScenarios))
+	fmt.Fprintln(w, "           each request carries the baggage header k6's http-instrumentation-pyroscope sends:")
+	fmt.Fprintf(w, "           baggage: %s\n", baggageHeader(o.testRunID, defaultScenarios[0].name, srv.URL+"/car?vehicle_id=7&city=berlin"))
+	fmt.Fprintf(w, "  profile  the CPU of this whole process for %s", o.duration)
+
+	// Go has one CPU profiler per process: either pyroscope-go holds it and
+	// the report is built from the profiles it uploads, or we hold it here.
+	var (
+		push  *pusher
+		local bytes.Buffer
+	)
+	if o.pyroscope != "" {
+		fmt.Fprintf(w, ", pushed to %s as %s\n", o.pyroscope, o.app)
+		if push, err = startPush(o.pyroscope, o.app, 0); err != nil {
+			return fmt.Errorf("pyroscope: %w", err)
+		}
+	} else {
+		fmt.Fprintln(w)
+		if err := pprof.StartCPUProfile(&local); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+
+	drive(ctx, d, o.duration, w)
+
+	var p *profile.Profile
+	if push != nil {
+		p, err = push.stop()
+	} else {
+		pprof.StopCPUProfile()
+		p, err = profile.ParseData(local.Bytes())
+	}
+	if err != nil {
+		return fmt.Errorf("reading the CPU profile: %w", err)
+	}
+	sent := d.counts()
+	if sent.total == 0 {
+		return fmt.Errorf("%w: %v", errNoResponses, d.err())
+	}
+
+	fmt.Fprintln(w)
+	newReport(p, &sent, srv.URL).write(w)
+	fmt.Fprintln(w)
+
+	if err := writeProfile(o.out, p, local.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Profile written to %s. Explore it with go tool pprof:\n", o.out)
+	fmt.Fprint(w, pprofCommands(o.out, defaultScenarios[0].name))
+	fmt.Fprintln(w, "k6_name values have no query string: k6labels drops it by default, so that")
+	fmt.Fprintln(w, "?vehicle_id=... does not make one label value per request.")
+	if push != nil {
+		fmt.Fprintln(w)
+		printPushStatus(w, push, o)
+	}
+	return nil
+}
+
+// writeProfile writes the profile to path: the bytes runtime/pprof wrote when
+// there are any, else p encoded.
+func writeProfile(path string, p *profile.Profile, raw []byte) error {
+	if len(raw) > 0 {
+		return os.WriteFile(path, raw, 0o644)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func printPushStatus(w io.Writer, push *pusher, o *options) {
+	ok, failed, err := push.tee.status()
+	fmt.Fprintf(w, "Pyroscope: %d uploads accepted, %d failed", ok, failed)
+	if err != nil {
+		fmt.Fprintf(w, " (first error: %v)", err)
+	}
+	fmt.Fprintln(w)
+	if ok > 0 {
+		fmt.Fprintf(w, "  In Grafana or the Pyroscope UI at %s, open service %s, profile type\n", o.pyroscope, o.app)
+		fmt.Fprintln(w, "  process_cpu, and group or filter by k6_scenario, k6_name or k6_test_run_id.")
+	}
+}
+
+// runServe runs only the instrumented service, until ctx ends.
+func runServe(ctx context.Context, o *options, w io.Writer) error {
+	mux := http.NewServeMux()
+	mux.Handle("/", newService())
+	// pyroscope-go's handler rather than net/http/pprof's: it also works while
+	// pyroscope-go holds the CPU profiler, handing the data to both.
+	mux.HandleFunc("/debug/pprof/profile", pyroscopepprof.Profile)
+	srv, err := startServer(o.serve, mux)
+	if err != nil {
+		return err
+	}
+	var push *pusher
+	if o.pyroscope != "" {
+		if push, err = startPush(o.pyroscope, o.app, 0); err != nil {
+			srv.Close()
+			return fmt.Errorf("pyroscope: %w", err)
+		}
+	}
+	profileURL := srv.URL + "/debug/pprof/profile?seconds=10"
+	fmt.Fprintf(w, "rideshare service listening on %s (routes / /bike /scooter /car, labelled by k6labels)\n\n", srv.URL)
+	fmt.Fprintln(w, "Drive it with k6, from the repository root:")
+	fmt.Fprintf(w, "  k6 run -e BASE_URL=%s examples/rideshare/load.js\n", srv.URL)
+	fmt.Fprintln(w, "or with the built-in load driver:")
+	fmt.Fprintf(w, "  go run ./examples/rideshare -target %s\n", srv.URL)
+	fmt.Fprintln(w, "While the load runs, take a 10 s CPU profile and list CPU per label value:")
+	fmt.Fprintf(w, "  go tool pprof -tags %s\n", shellQuote(profileURL))
+	if push != nil {
+		fmt.Fprintf(w, "Profiles are pushed to %s as %s.\n", o.pyroscope, o.app)
+	}
+	fmt.Fprintln(w, "\nCtrl-C stops.")
+	<-ctx.Done()
+	err = srv.Close()
+	if push != nil {
+		if _, perr := push.stop(); perr != nil && err == nil {
+			err = perr
+		}
+		printPushStatus(w, push, o)
+	}
+	return err
+}
+
+// runTarget sends load to a service running elsewhere.
+func runTarget(ctx context.Context, o *options, w io.Writer) error {
+	d := newDriver(o.target, o.testRunID, defaultScenarios)
+	fmt.Fprintf(w, "Sending k6-style load to %s for %s (k6.test_run_id=%s)\n", o.target, o.duration, o.testRunID)
+	fmt.Fprintf(w, "  %s\n\n", describeScenarios(defaultScenarios))
+	drive(ctx, d, o.duration, w)
+	c := d.counts()
+	if c.total == 0 {
+		return fmt.Errorf("%w: %v", errNoResponses, d.err())
+	}
+	fmt.Fprintln(w)
+	for _, r := range routes {
+		fmt.Fprintf(w, "  %-8s %8s responses\n", r.path, thousands(c.byPath[r.path]))
+	}
+	if n := d.errs.Load(); n > 0 {
+		fmt.Fprintf(w, "  %s requests failed, the first with: %v\n", thousands(n), d.err())
+	}
+	fmt.Fprintln(w, "\nThe CPU profile is in the service's process: see Pyroscope if it pushes there,")
+	fmt.Fprintln(w, "or take one during the load with")
+	fmt.Fprintf(w, "  go tool pprof -tags %s\n", shellQuote(o.target+"/debug/pprof/profile?seconds=10"))
+	return nil
+}
+
+// drive runs d for duration (or until ctx ends), printing progress to w:
+// rewritten in place on a terminal, a line every 5 s otherwise.
+func drive(ctx context.Context, d *driver, duration time.Duration, w io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, duration)
+	defer cancel()
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		d.run(ctx)
+		close(done)
+	}()
+	tty := isTerminal(w)
+	every := 5 * time.Second
+	if tty {
+		every = 250 * time.Millisecond
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	line := func() string {
+		c := d.counts()
+		s := fmt.Sprintf("  %5.1fs / %s   requests sent: %s", min(time.Since(start), duration).Seconds(), duration, thousands(c.total))
+		var parts []string
+		for _, sc := range d.scenarios {
+			parts = append(parts, fmt.Sprintf("%s %s", sc.name, thousands(c.byScenario[sc.name])))
+		}
+		s += "  (" + strings.Join(parts, ", ") + ")"
+		if n := d.errs.Load(); n > 0 {
+			s += fmt.Sprintf("   errors: %s", thousands(n))
+		}
+		return s
+	}
+	for {
+		select {
+		case <-tick.C:
+			if tty {
+				fmt.Fprintf(w, "\r%s", line())
+			} else {
+				fmt.Fprintln(w, line())
+			}
+		case <-done:
+			if tty {
+				fmt.Fprintf(w, "\r%s\n", line())
+			} else {
+				fmt.Fprintln(w, line())
+			}
+			return
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func describeScenarios(ss []scenario) string {
+	var parts []string
+	for _, s := range ss {
+		vus := "VUs"
+		if s.vus == 1 {
+			vus = "VU"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s → %s", s.name, s.vus, vus, strings.Join(uniq(s.paths), " ")))
+	}
+	return "k6 scenarios " + strings.Join(parts, ";  ")
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/grafana/pyroscope-go"
+)
+
+// pusher sends the process's profiles to a Pyroscope server with the
+// pyroscope-go client, and keeps a copy of every CPU profile it uploads.
+//
+// The copy is how the demo still prints its local report while pushing: Go
+// allows one CPU profile per process, and pyroscope-go's collector holds it,
+// so the local report is built from exactly the CPU profiles that were sent.
+type pusher struct {
+	profiler *pyroscope.Profiler
+	tee      *teeClient
+}
+
+// startPush starts pyroscope-go, pushing to serverURL under app.
+func startPush(serverURL, app string, uploadRate time.Duration) (*pusher, error) {
+	tee := &teeClient{next: &http.Client{
+		Timeout: 30 * time.Second,
+		// As pyroscope-go's own client: a redirect would drop credentials.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	p, err := pyroscope.Start(pyroscope.Config{
+		ApplicationName: app,
+		ServerAddress:   serverURL,
+		UploadRate:      uploadRate,
+		HTTPClient:      tee,
+		Logger:          tee,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pusher{profiler: p, tee: tee}, nil
+}
+
+// stop uploads what is left, waits for the uploads and stops the client. It
+// returns the CPU profiles sent, merged into one.
+func (p *pusher) stop() (*profile.Profile, error) {
+	p.profiler.Flush(true) // uploads the last CPU profile and waits for it
+	if err := p.profiler.Stop(); err != nil {
+		return nil, err
+	}
+	return p.tee.cpuProfile()
+}
+
+// teeClient is the HTTP client and the logger given to pyroscope-go. It
+// passes every upload on unchanged and keeps a copy of the CPU profiles.
+type teeClient struct {
+	next *http.Client
+
+	mu       sync.Mutex
+	cpu      []*profile.Profile
+	uploads  int // answered 200
+	failed   int
+	firstErr error
+}
+
+// Do implements pyroscope-go's remote.HTTPClient.
+func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if p := cpuFromUpload(req.Header.Get("Content-Type"), body); p != nil {
+			t.mu.Lock()
+			t.cpu = append(t.cpu, p)
+			t.mu.Unlock()
+		}
+	}
+	resp, err := t.next.Do(req)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err != nil:
+		t.failed++
+		t.firstErr = cmpErr(t.firstErr, err)
+	case resp.StatusCode != http.StatusOK:
+		t.failed++
+		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s answered %s", req.URL.Redacted(), resp.Status))
+	default:
+		t.uploads++
+	}
+	return resp, err
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// cpuFromUpload returns the CPU profile in one pyroscope-go upload, or nil if
+// the upload holds another profile type. pyroscope-go sends a
+// multipart/form-data body whose "profile" part is the pprof data.
+func cpuFromUpload(contentType string, body []byte) *profile.Profile {
+	data, err := uploadedProfile(contentType, body)
+	if err != nil {
+		return nil
+	}
+	p, err := profile.ParseData(data)
+	if err != nil || len(p.SampleType) == 0 || p.SampleType[cpuIndex(p)].Type != "cpu" {
+		return nil
+	}
+	return p
+}
+
+// uploadedProfile returns the "profile" part of a pyroscope-go upload body.
+func uploadedProfile(contentType string, body []byte) ([]byte, error) {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil, err
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			return nil, err
+		}
+		if part.FormName() == "profile" {
+			return io.ReadAll(part)
+		}
+	}
+}
+
+// cpuProfile returns the CPU profiles uploaded so far, merged.
+func (t *teeClient) cpuProfile() (*profile.Profile, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.cpu) == 0 {
+		return nil, errors.New("pyroscope-go uploaded no CPU profile")
+	}
+	return profile.Merge(t.cpu)
+}
+
+// status returns how many uploads succeeded and failed, and the first error.
+func (t *teeClient) status() (ok, failed int, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.uploads, t.failed, t.firstErr
+}
+
+// Infof, Debugf and Errorf make teeClient pyroscope-go's logger: upload
+// errors are counted in Do already, so it only keeps errors the client
+// reports about itself.
+func (t *teeClient) Infof(string, ...any)  {}
+func (t *teeClient) Debugf(string, ...any) {}
+func (t *teeClient) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.firstErr == nil {
+		t.firstErr = fmt.Errorf(format, args...)
+	}
+}
