@@ -6,7 +6,7 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet fmt-check fuzz bench ci
+.PHONY: test vet fmt-check fuzz bench bench-compare ci demo-smoke
 
 ## test: run every module's tests with the race detector.
 test:
@@ -30,9 +30,26 @@ fuzz:
 		done; \
 	done
 
-## bench: the benchmarks behind the README's performance table.
+BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+## bench: the root package's benchmarks.
 bench:
 	go test -run '^$$' -bench . -benchmem -count 10 . | tee bench.txt
 
+## bench-compare: the README's performance table: k6labels against the x/k6-like baseline, in one run.
+bench-compare:
+	cd bench && go test -run '^$$' -bench . -benchmem -count 10 . > ../bench.txt
+	$(BENCHSTAT) -col /impl -row /header bench.txt
+
+## demo-smoke: the README's first command, shortened: fails unless it prints the CPU table.
+demo-smoke:
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	go run ./examples/rideshare -duration 3s -o "$$d/demo.pprof" > "$$d/out.txt" || { cat "$$d/out.txt"; exit 1; }; \
+	cat "$$d/out.txt"; \
+	for want in '^  k6_scenario ' '^  rush_hour ' '^  off_peak ' '^  k6_name ' '(no k6 labels)' 'go tool pprof -tags'; do \
+		grep -q -- "$$want" "$$d/out.txt" || { echo "demo-smoke: the output lacks $$want"; exit 1; }; \
+	done; \
+	test -s "$$d/demo.pprof" || { echo "demo-smoke: no profile written"; exit 1; }
+
 ## ci: everything .ci/run checks.
-ci: fmt-check vet test fuzz
+ci: fmt-check vet test fuzz demo-smoke
