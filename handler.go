@@ -46,8 +46,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	ctx := h.labeler.context(r.Context(), lines, r)
-	if ctx == r.Context() {
+	ctx, ok := h.labeler.context(r.Context(), lines, r)
+	if !ok {
 		h.next.ServeHTTP(w, r)
 		return
 	}

@@ -120,3 +120,26 @@ func TestDoRestoresOnPanic(t *testing.T) {
 		t.Error("labels not restored after a panic in Do")
 	}
 }
+
+// uncomparableContext is a context type that == panics on.
+type uncomparableContext struct {
+	context.Context
+	tags []string
+}
+
+func TestHandlerWithUncomparableContext(t *testing.T) {
+	resetState(t)
+	var got string
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = pprof.Label(r.Context(), "k6_scenario")
+	}))
+	for _, lines := range [][]string{{"k6.scenario=s"}, {"a=1"}} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r = r.WithContext(uncomparableContext{Context: r.Context(), tags: []string{"x"}})
+		r.Header["Baggage"] = lines
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	if got != "" {
+		t.Errorf("the request without k6 baggage saw k6_scenario=%q", got)
+	}
+}

@@ -34,14 +34,17 @@ func NewLabeler(opts ...Option) *Labeler {
 //
 // Context only builds the context; [Do] puts its labels on the goroutine.
 func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context {
-	return l.context(ctx, baggage, nil)
+	ctx, _ = l.context(ctx, baggage, nil)
+	return ctx
 }
 
 // context is Context for the HTTP handler: r, if not nil, is the request, from
-// which the route pattern options take the k6_name value.
-func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request) context.Context {
+// which the route pattern options take the k6_name value. It also reports
+// whether it added labels, which callers must not find out by comparing
+// contexts: == panics on a context type that is not comparable.
+func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request) (context.Context, bool) {
 	if len(baggage) == 0 {
-		return ctx
+		return ctx, false
 	}
 	var res result
 	var slot *atomic.Pointer[result]
@@ -64,13 +67,13 @@ func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request
 	}
 	res.count()
 	if res.set == nil {
-		return ctx
+		return ctx, false
 	}
 	if hasLabels(ctx) {
 		// Rare: merge with the caller's labels, which costs allocations.
-		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set}
+		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set}, true
 	}
-	return &labelledContext{Context: ctx, set: res.set, labels: res.set.ctx}
+	return &labelledContext{Context: ctx, set: res.set, labels: res.set.ctx}, true
 }
 
 // A result is what one baggage list comes to: its label set (nil if none)
