@@ -139,13 +139,13 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	defer srv.Close()
 	d := newDriver(srv.URL, o.testRunID, defaultScenarios)
 
-	fmt.Fprintln(w, "k6labels demo: which k6 scenario and request burned the CPU?")
+	fmt.Fprintln(w, "k6labels demo: CPU time per k6 scenario and request")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  service  %s  routes / /bike /scooter /car, wrapped with k6labels.LabelsFromBaggageHandler\n", srv.URL)
+	fmt.Fprintf(w, "  service  %s (/, /bike, /scooter, /car) wrapped with k6labels.LabelsFromBaggageHandler\n", srv.URL)
 	fmt.Fprintf(w, "  load     %s\n", describeScenarios(defaultScenarios))
-	fmt.Fprintln(w, "           each request carries the baggage header k6's http-instrumentation-pyroscope sends:")
-	fmt.Fprintf(w, "           baggage: %s\n", baggageHeader(o.testRunID, defaultScenarios[0].name, srv.URL+"/car?vehicle_id=7&city=berlin"))
-	fmt.Fprintf(w, "  profile  the CPU of this whole process for %s", o.duration)
+	fmt.Fprintf(w, "  header   baggage: %s\n", baggageHeader(o.testRunID, defaultScenarios[0].name, srv.URL+"/car?vehicle_id=7&city=berlin"))
+	fmt.Fprintln(w, "           (what k6's http-instrumentation-pyroscope helper sends)")
+	fmt.Fprintf(w, "  profile  CPU of this whole process for %s", o.duration)
 
 	// Go has one CPU profiler per process: either pyroscope-go holds it and
 	// the report is built from the profiles it uploads, or we hold it here.
@@ -272,7 +272,7 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	d := newDriver(o.target, o.testRunID, defaultScenarios)
 	fmt.Fprintf(w, "Sending k6-style load to %s for %s (k6.test_run_id=%s)\n", o.target, o.duration, o.testRunID)
-	fmt.Fprintf(w, "  %s\n\n", describeScenarios(defaultScenarios))
+	fmt.Fprintf(w, "  load     %s\n\n", describeScenarios(defaultScenarios))
 	drive(ctx, d, o.duration, w)
 	c := d.counts()
 	if c.total == 0 {
@@ -311,7 +311,7 @@ func drive(ctx context.Context, d *driver, duration time.Duration, w io.Writer) 
 	defer tick.Stop()
 	line := func() string {
 		c := d.counts()
-		s := fmt.Sprintf("  %5.1fs / %s   requests sent: %s", min(time.Since(start), duration).Seconds(), duration, thousands(c.total))
+		s := fmt.Sprintf("  %.1fs / %s   requests sent: %s", min(time.Since(start), duration).Seconds(), duration, thousands(c.total))
 		var parts []string
 		for _, sc := range d.scenarios {
 			parts = append(parts, fmt.Sprintf("%s %s", sc.name, thousands(c.byScenario[sc.name])))
@@ -357,9 +357,9 @@ func describeScenarios(ss []scenario) string {
 		if s.vus == 1 {
 			vus = "VU"
 		}
-		parts = append(parts, fmt.Sprintf("%s: %d %s → %s", s.name, s.vus, vus, strings.Join(uniq(s.paths), " ")))
+		parts = append(parts, fmt.Sprintf("%s: %d %s ordering %s", s.name, s.vus, vus, strings.Join(uniq(s.paths), ", ")))
 	}
-	return "k6 scenarios " + strings.Join(parts, ";  ")
+	return strings.Join(parts, "   ")
 }
 
 func uniq(ss []string) []string {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -86,13 +87,21 @@ func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.Do(req)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// The query string (application name, times) is long and says nothing
+	// about what went wrong: errors name only the endpoint.
+	endpoint := req.Method + " " + req.URL.Scheme + "://" + req.URL.Host + req.URL.Path
 	switch {
 	case err != nil:
 		t.failed++
-		t.firstErr = cmpErr(t.firstErr, err)
+		cause := err
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			cause = uerr.Err
+		}
+		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s: %w", endpoint, cause))
 	case resp.StatusCode != http.StatusOK:
 		t.failed++
-		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s answered %s", req.URL.Redacted(), resp.Status))
+		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s: %s", endpoint, resp.Status))
 	default:
 		t.uploads++
 	}

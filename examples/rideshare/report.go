@@ -183,13 +183,13 @@ func (r *report) write(w io.Writer) {
 	if len(r.runIDs) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "  of all:    share of all CPU the process used, load driver and Go runtime included")
-	fmt.Fprintln(w, "  of k6:     share of the CPU that carries this k6 label")
+	fmt.Fprintln(w, "  of all          share of all the CPU the process used")
+	fmt.Fprintln(w, "  of k6           share of the CPU that carries this label")
 	if withWork {
-		fmt.Fprintln(w, "  work sent: share of the route work the load asked for (car = 3 × bike);")
-		fmt.Fprintln(w, "             \"of k6\" comes close to it when the labels are right")
+		fmt.Fprintln(w, "  work sent       share of the route work the load asked for (a car costs 3 bikes);")
+		fmt.Fprintln(w, "                  \"of k6\" comes close to it when every request is labelled right")
 	}
-	fmt.Fprintln(w, "  (no k6 labels): the load driver, HTTP plumbing and Go runtime in this same process")
+	fmt.Fprintln(w, "  (no k6 labels)  the load driver, HTTP plumbing and Go runtime in this same process")
 }
 
 // seconds formats d as seconds with two decimals.
