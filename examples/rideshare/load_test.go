@@ -5,7 +5,9 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -128,5 +130,42 @@ func TestServiceRoutes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /nowhere: %s, want 404", resp.Status)
+	}
+}
+
+// TestLoadJSMatchesDriver keeps load.js and the built-in driver the same
+// load: the official helper, the same scenarios, VUs and paths.
+func TestLoadJSMatchesDriver(t *testing.T) {
+	data, err := os.ReadFile("load.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(data)
+	for _, want := range []string{
+		"import pyroscope from 'https://jslib.k6.io/http-instrumentation-pyroscope/1.0.",
+		"pyroscope.instrumentHTTP();",
+	} {
+		if !strings.Contains(js, want) {
+			t.Errorf("load.js lacks %q", want)
+		}
+	}
+	scenarioRe := regexp.MustCompile(`(\w+): \{ executor: 'constant-vus', vus: (\d+), duration: DURATION, exec: '(\w+)' \}`)
+	found := scenarioRe.FindAllStringSubmatch(js, -1)
+	if len(found) != len(defaultScenarios) {
+		t.Fatalf("load.js has %d scenarios, the driver %d", len(found), len(defaultScenarios))
+	}
+	for i, m := range found {
+		s := defaultScenarios[i]
+		if m[1] != s.name || m[2] != strconv.Itoa(s.vus) {
+			t.Errorf("load.js scenario %s with %s VUs, driver %s with %d", m[1], m[2], s.name, s.vus)
+		}
+		fn := regexp.MustCompile(`export function ` + m[3] + `\(\) \{\n  order\(\[([^\]]*)\]\);`).FindStringSubmatch(js)
+		if fn == nil {
+			t.Errorf("load.js has no function %s calling order([...])", m[3])
+			continue
+		}
+		if got, want := fn[1], "'"+strings.Join(s.paths, "', '")+"'"; got != want {
+			t.Errorf("load.js %s orders %s, the driver %s", m[3], got, want)
+		}
 	}
 }

@@ -311,7 +311,7 @@ func drive(ctx context.Context, d *driver, duration time.Duration, w io.Writer) 
 	defer tick.Stop()
 	line := func() string {
 		c := d.counts()
-		s := fmt.Sprintf("  %.1fs / %s   requests sent: %s", min(time.Since(start), duration).Seconds(), duration, thousands(c.total))
+		s := fmt.Sprintf("  %4.1fs / %s   requests sent: %s", min(time.Since(start), duration).Seconds(), duration, thousands(c.total))
 		var parts []string
 		for _, sc := range d.scenarios {
 			parts = append(parts, fmt.Sprintf("%s %s", sc.name, thousands(c.byScenario[sc.name])))
@@ -325,9 +325,12 @@ func drive(ctx context.Context, d *driver, duration time.Duration, w io.Writer) 
 	for {
 		select {
 		case <-tick.C:
-			if tty {
+			switch {
+			case tty:
 				fmt.Fprintf(w, "\r%s", line())
-			} else {
+			case time.Since(start)+every/2 < duration:
+				// In a log, a line every few seconds; the last one comes
+				// when the load has stopped.
 				fmt.Fprintln(w, line())
 			}
 		case <-done:
