@@ -216,14 +216,14 @@ func writeProfile(path string, p *profile.Profile, raw []byte) error {
 
 func printPushStatus(w io.Writer, push *pusher, o *options) {
 	ok, failed, err := push.tee.status()
-	fmt.Fprintf(w, "Pyroscope: %d uploads accepted, %d failed", ok, failed)
+	fmt.Fprintf(w, "Pyroscope: %s accepted %d uploads, %d failed", o.pyroscope, ok, failed)
 	if err != nil {
 		fmt.Fprintf(w, " (first error: %v)", err)
 	}
 	fmt.Fprintln(w)
 	if ok > 0 {
-		fmt.Fprintf(w, "  In Grafana or the Pyroscope UI at %s, open service %s, profile type\n", o.pyroscope, o.app)
-		fmt.Fprintln(w, "  process_cpu, and group or filter by k6_scenario, k6_name or k6_test_run_id.")
+		fmt.Fprintf(w, "  Open service %s, profile type process_cpu, and group or filter by\n", o.app)
+		fmt.Fprintln(w, "  k6_scenario, k6_name or k6_test_run_id (in Grafana: Explore → Profiles).")
 	}
 }
 
@@ -271,8 +271,9 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 // runTarget sends load to a service running elsewhere.
 func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	d := newDriver(o.target, o.testRunID, defaultScenarios)
-	fmt.Fprintf(w, "Sending k6-style load to %s for %s (k6.test_run_id=%s)\n", o.target, o.duration, o.testRunID)
-	fmt.Fprintf(w, "  load     %s\n\n", describeScenarios(defaultScenarios))
+	fmt.Fprintf(w, "Sending k6-style load to %s for %s\n\n", o.target, o.duration)
+	fmt.Fprintf(w, "  load     %s\n", describeScenarios(defaultScenarios))
+	fmt.Fprintf(w, "  header   baggage: %s\n\n", baggageHeader(o.testRunID, defaultScenarios[0].name, o.target+"/car?vehicle_id=7&city=berlin"))
 	drive(ctx, d, o.duration, w)
 	c := d.counts()
 	if c.total == 0 {
