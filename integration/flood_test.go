@@ -265,14 +265,14 @@ func runFlood(t *testing.T, mode string) {
 	if prof != nil {
 		profiletest.CheckLabels(t, prof, k6labels.DefaultMaxValueBytes)
 		values := make(map[string]struct{})
-		labelled := 0
+		var labelled int64 // samples, not records: pprof merges those by stack and labels
 		for _, s := range profiletest.Samples(prof, "floodWork") {
 			v := profiletest.Labels(s)["k6_name"]
 			if v == "" {
 				t.Errorf("a floodWork sample has no k6_name label: %v", profiletest.Labels(s))
 				continue
 			}
-			labelled++
+			labelled += s.Value[0]
 			values[v] = struct{}{}
 		}
 		// Also count every sample of the process, not only floodWork's.
