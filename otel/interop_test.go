@@ -172,4 +172,3 @@ func without(m map[string]string, key string) map[string]string {
 	}
 	return out
 }
-

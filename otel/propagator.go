@@ -93,6 +93,14 @@ func (p *propagator) Inject(ctx context.Context, carrier propagation.TextMapCarr
 	if k6 == "" {
 		return
 	}
+	// otelhttp's carrier is an http.Header: use its canonical key directly,
+	// as Values and Set would each allocate to canonicalize "baggage".
+	if hc, ok := carrier.(propagation.HeaderCarrier); ok {
+		if merged := k6labels.MergeBaggage(hc["Baggage"], k6); merged != "" {
+			hc["Baggage"] = []string{merged}
+		}
+		return
+	}
 	var lines []string
 	if vg, ok := carrier.(propagation.ValuesGetter); ok {
 		lines = vg.Values(header)

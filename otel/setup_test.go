@@ -3,11 +3,13 @@ package k6otel
 import (
 	"context"
 	"net/http"
+	"os"
 	"testing"
 
 	otelpyroscope "github.com/grafana/otel-profiling-go"
 	"github.com/k6labels/k6labels"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -67,4 +69,11 @@ var orders = []order{
 	{"k6labels inside otelhttp", func(tr *tracing, h http.Handler) http.Handler {
 		return tr.handler(k6labels.NewHandler(h))
 	}},
+}
+
+// TestMain silences OpenTelemetry's global error handler, which logs the
+// baggage member with a space that these tests send on purpose.
+func TestMain(m *testing.M) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	os.Exit(m.Run())
 }
