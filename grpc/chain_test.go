@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/k6labels/k6labels"
 	k6grpc "github.com/k6labels/k6labels/grpc"
@@ -20,13 +19,13 @@ import (
 )
 
 //go:noinline
-func spinServiceA(d time.Duration) { profiletest.Spin(d) }
+func spinServiceA(n int) { burn(n) }
 
 //go:noinline
-func spinServiceB(d time.Duration) { profiletest.Spin(d) }
+func spinServiceB(n int) { burn(n) }
 
 //go:noinline
-func spinServiceC(d time.Duration) { profiletest.Spin(d) }
+func spinServiceC(n int) { burn(n) }
 
 // serviceB is the gRPC service in the middle: it burns some CPU, then calls
 // the HTTP service C with the call's context.

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 	k6grpc "github.com/k6labels/k6labels/grpc"
@@ -30,30 +29,45 @@ var k6Labels = map[string]string{
 	"k6_name":        "http://localhost:5000/bike",
 }
 
-// spin is how long each handler burns CPU when a test records a profile:
-// long enough for a handful of samples at pprof's 100 Hz.
-const spin = 150 * time.Millisecond
+// spin is how much CPU each handler burns when a test records a profile:
+// a fixed amount of computation (about 0.1 s of CPU), not a wall-clock
+// time, so that on a loaded machine a handler still gets its handful of
+// samples at pprof's 100 Hz, only later.
+const spin = 80_000_000
+
+// burn does n steps of arithmetic. It returns the result so that the loop
+// is not optimized away, and keeps it local so that handlers burning at the
+// same time do not race.
+//
+//go:noinline
+func burn(n int) uint64 {
+	x := uint64(1)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
 
 // The handlers burn CPU in functions of their own, so that the samples of
 // each can be told apart in a profile.
 
 //go:noinline
-func spinLabelled(d time.Duration) { profiletest.Spin(d) }
+func spinLabelled(n int) { burn(n) }
 
 //go:noinline
-func spinPlain(d time.Duration) { profiletest.Spin(d) }
+func spinPlain(n int) { burn(n) }
 
 //go:noinline
-func spinStream(d time.Duration) { profiletest.Spin(d) }
+func spinStream(n int) { burn(n) }
 
 //go:noinline
-func spinBidi(d time.Duration) { profiletest.Spin(d) }
+func spinBidi(n int) { burn(n) }
 
 //go:noinline
-func spinChild(d time.Duration) { profiletest.Spin(d) }
+func spinChild(n int) { burn(n) }
 
 //go:noinline
-func spinAfterPanic(d time.Duration) { profiletest.Spin(d) }
+func spinAfterPanic(n int) { burn(n) }
 
 // labelsOf returns the pprof labels of ctx.
 func labelsOf(ctx context.Context) map[string]string {
