@@ -114,7 +114,7 @@ func TestRunServeAndTarget(t *testing.T) {
 	}()
 
 	var targetOut bytes.Buffer
-	if err := run(ctx, []string{"-target", base, "-duration", "1500ms", "-test-run-id", "77"}, &targetOut); err != nil {
+	if err := run(ctx, []string{"-target", base, "-duration", "2s", "-test-run-id", "77"}, &targetOut); err != nil {
 		t.Fatalf("-target: %v\n%s", err, targetOut.String())
 	}
 	if !strings.Contains(targetOut.String(), "/car") || !strings.Contains(targetOut.String(), "responses") {
