@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"runtime/pprof"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels"
@@ -15,24 +14,41 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// spin is how much CPU each piece of handler work burns: a fixed amount of
+// computation (about 0.1 s of CPU), not a wall-clock time, so that on a
+// loaded machine it still gets its handful of samples at pprof's 100 Hz,
+// only later.
+const spin = 80_000_000
+
+// burn does n steps of arithmetic and returns the result, so that the loop is
+// not optimized away.
+//
+//go:noinline
+func burn(n int) uint64 {
+	x := uint64(1)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
 // The CPU work of the handlers, each in its own function so that its samples
-// can be told apart. Short: a few tens of samples each are plenty.
-const spin = 150 * time.Millisecond
+// can be told apart.
 
 //go:noinline
-func handlerWork() { profiletest.Spin(spin) }
+func handlerWork() { burn(spin) }
 
 //go:noinline
-func childSpanWork() { profiletest.Spin(spin) }
+func childSpanWork() { burn(spin) }
 
 //go:noinline
-func afterChildWork() { profiletest.Spin(spin) }
+func afterChildWork() { burn(spin) }
 
 //go:noinline
-func afterRequestWork() { profiletest.Spin(spin) }
+func afterRequestWork() { burn(spin) }
 
 //go:noinline
-func consumerWork() { profiletest.Spin(spin) }
+func consumerWork() { burn(spin) }
 
 // checkSamples fails t unless p has samples in fn and each carries want.
 func checkSamples(t *testing.T, p *profile.Profile, fn string, want map[string]string) {
