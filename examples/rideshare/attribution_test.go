@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
@@ -33,6 +34,7 @@ func runLoad(t *testing.T, instrumented bool, n int64) (*profile.Profile, counts
 	defer srv.Close()
 	d := newDriver(srv.URL, testRunID, defaultScenarios)
 	d.maxRequests = n
+	before := k6labels.Stats().Labelled
 	p := profiletest.Record(t, func() { d.run(context.Background()) })
 	if err := d.err(); err != nil {
 		t.Fatalf("load: %d requests failed, first: %v", d.errs.Load(), err)
@@ -40,6 +42,13 @@ func runLoad(t *testing.T, instrumented bool, n int64) (*profile.Profile, counts
 	c := d.counts()
 	if c.total != n {
 		t.Fatalf("driver got %d responses, want %d", c.total, n)
+	}
+	want := uint64(n)
+	if !instrumented {
+		want = 0
+	}
+	if got := k6labels.Stats().Labelled - before; got != want {
+		t.Errorf("k6labels.Stats().Labelled grew by %d, want %d", got, want)
 	}
 	return p, c, srv.URL
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	pyroscopepprof "github.com/grafana/pyroscope-go/http/pprof"
+	"github.com/k6labels/k6labels"
 )
 
 func main() {
@@ -167,6 +168,9 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	fmt.Fprintln(w)
 
 	drive(ctx, d, o.duration, w)
+	st := k6labels.Stats()
+	fmt.Fprintf(w, "  k6labels.Stats(): %s requests labelled, %d members skipped, %d values overflowed\n",
+		thousands(int64(st.Labelled)), st.Skipped, st.Overflowed)
 
 	var p *profile.Profile
 	if push != nil {
