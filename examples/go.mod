@@ -8,8 +8,10 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gorilla/mux v1.8.1
 	github.com/k6labels/k6labels v0.0.0
+	github.com/k6labels/k6labels/grpc v0.0.0
 	github.com/k6labels/k6labels/internal/profiletest v0.0.0
 	github.com/labstack/echo/v4 v4.16.5
+	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -47,9 +49,11 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 
 replace (
 	github.com/k6labels/k6labels => ..
+	github.com/k6labels/k6labels/grpc => ../grpc
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
 )
