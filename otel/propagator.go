@@ -48,7 +48,10 @@ const header = "baggage"
 //   - Every other member next wrote is kept as written. Only the carrier is
 //     changed: the OTel baggage in the context is never touched.
 //   - The header stays within the W3C limits ([k6labels.MaxBaggageBytes],
-//     [k6labels.MaxBaggageMembers]); members are dropped whole, never cut.
+//     [k6labels.MaxBaggageMembers]); when both lists do not fit, the k6
+//     members go first and other members are dropped whole, never cut.
+//   - A k6 member whose key is not a valid baggage key (an RFC 7230 token)
+//     labels the request but is not sent.
 //   - A context without k6 members leaves the carrier exactly as next left
 //     it, and costs one context lookup.
 //
