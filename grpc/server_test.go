@@ -311,3 +311,34 @@ type fakeStream struct {
 }
 
 func (s *fakeStream) Context() context.Context { return s.ctx }
+
+// TestUnaryWithoutK6PassesContext: a call with no usable k6 member reaches
+// the handler with the context it came with, and the interceptor allocates
+// nothing of its own (the one allocation with baggage present is the copy
+// grpc-go's ValueFromIncomingContext returns).
+func TestUnaryWithoutK6PassesContext(t *testing.T) {
+	info := &grpc.UnaryServerInfo{FullMethod: "/grpc.testing.TestService/UnaryCall"}
+	for _, tt := range []struct {
+		md     metadata.MD
+		allocs float64
+	}{
+		{metadata.Pairs("user-agent", "grpc-go"), 0},
+		{metadata.Pairs("baggage", "userId=alice, k6.name=, k6.test_run_id=undefined", "baggage", ";;"), 1},
+	} {
+		in := metadata.NewIncomingContext(context.Background(), tt.md)
+		var got context.Context
+		handler := func(ctx context.Context, _ any) (any, error) {
+			got = ctx
+			return nil, nil
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			k6grpc.LabelsFromBaggageUnaryInterceptor(in, nil, info, handler)
+		})
+		if got != in {
+			t.Errorf("%v: the handler got another context", tt.md)
+		}
+		if allocs > tt.allocs {
+			t.Errorf("%v: %v allocations per call, want at most %v", tt.md, allocs, tt.allocs)
+		}
+	}
+}
