@@ -77,14 +77,25 @@ func profilesWithLabel(p *profile.Profile, key string) []*profile.Sample {
 	return out
 }
 
-// TestRunServeAndTarget runs -serve and -target against each other, and
-// takes a CPU profile from the served /debug/pprof/profile meanwhile.
+// TestRunServeAndTarget runs -serve (pushing to a local stand-in for
+// Pyroscope) and -target against each other, and takes a CPU profile from the
+// served /debug/pprof/profile meanwhile: it must work while pyroscope-go holds
+// the CPU profiler.
 func TestRunServeAndTarget(t *testing.T) {
+	ingest := &ingestServer{}
+	is, err := startServer("127.0.0.1:0", ingest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer is.Close()
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var serveOut syncBuffer
 	served := make(chan error, 1)
-	go func() { served <- run(ctx, []string{"-serve", "127.0.0.1:0"}, &serveOut) }()
+	go func() {
+		served <- run(ctx, []string{"-serve", "127.0.0.1:0", "-pyroscope", is.URL, "-app", "serve.test"}, &serveOut)
+	}()
 
 	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`)
 	var base string
@@ -138,6 +149,21 @@ func TestRunServeAndTarget(t *testing.T) {
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("-serve returned %v", err)
+	}
+	if !strings.Contains(serveOut.String(), "accepted") {
+		t.Errorf("-serve printed no push status:\n%s", serveOut.String())
+	}
+	ingest.mu.Lock()
+	defer ingest.mu.Unlock()
+	if len(ingest.bad) > 0 || len(ingest.cpu) == 0 {
+		t.Fatalf("pushed %d CPU profiles, bad uploads %v", len(ingest.cpu), ingest.bad)
+	}
+	labelled := 0
+	for _, p := range ingest.cpu {
+		labelled += len(profilesWithLabel(p, labelScenario))
+	}
+	if labelled == 0 {
+		t.Error("no pushed sample carries k6_scenario")
 	}
 }
 
