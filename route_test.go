@@ -99,6 +99,7 @@ func TestWithRoutePattern(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			resetState(t)
 			var probe http.Handler
 			mux := http.NewServeMux()
 			// The probe is looked up at serve time so that it can be the
@@ -149,6 +150,7 @@ func equalMaps(a, b map[string]string) bool {
 
 // The pattern also feeds Members and Baggage: one label core for all views.
 func TestWithRoutePatternMembers(t *testing.T) {
+	resetState(t)
 	mux := http.NewServeMux()
 	var members []Member
 	var baggage string
@@ -172,6 +174,7 @@ func TestWithRoutePatternMembers(t *testing.T) {
 
 // A Labeler used directly sees no request: the option changes nothing.
 func TestWithRoutePatternLabeler(t *testing.T) {
+	resetState(t)
 	ctx := NewLabeler(WithRoutePattern()).Context(context.Background(), []string{routeHeader})
 	if got := routeLabels(ctx)["k6_name"]; got != "http://localhost:5000/bike/42" {
 		t.Errorf("k6_name = %q, want the name k6 sent", got)
@@ -209,6 +212,7 @@ func TestCleanValue(t *testing.T) {
 
 // A pattern with bytes that are not UTF-8 still gives valid labels end to end.
 func TestWithRoutePatternInvalidPattern(t *testing.T) {
+	resetState(t)
 	mux := http.NewServeMux()
 	var got map[string]string
 	mux.Handle("/\xff/", NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
