@@ -6,7 +6,7 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet fmt-check fuzz bench bench-compare ci demo-smoke
+.PHONY: test vet fmt-check fuzz bench bench-compare ci demo-smoke soak
 
 ## test: run every module's tests with the race detector.
 test:
@@ -50,6 +50,12 @@ demo-smoke:
 		grep -q -- "$$want" "$$d/out.txt" || { echo "demo-smoke: the output lacks $$want"; exit 1; }; \
 	done; \
 	test -s "$$d/demo.pprof" || { echo "demo-smoke: no profile written"; exit 1; }
+
+## soak: the README's reliability figures at full scale (10^6-request cardinality flood, 10^5 keep-alive
+## requests per protocol, 10^5 gRPC calls); `make test` runs the same tests with smaller counts.
+soak:
+	cd integration && go test -count=1 -timeout 3h -v -soak \
+		-run 'TestCardinalityFlood|TestGarbage|TestNoLabelLeak|TestConcurrentClients' .
 
 ## ci: everything .ci/run checks.
 ci: fmt-check vet test fuzz demo-smoke
