@@ -230,3 +230,28 @@ func TestWithRoutePatternInvalidPattern(t *testing.T) {
 		t.Errorf("k6_name = %q, want %q", got["k6_name"], "/\uFFFD/")
 	}
 }
+
+// One Middleware (one Labeler) on several routes: the same header line must
+// give each route its own pattern, so results cannot be cached by line alone.
+func TestWithRoutePatternSharedLabeler(t *testing.T) {
+	resetState(t)
+	use := Middleware(WithRoutePattern())
+	var got string
+	probe := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = pprof.Label(r.Context(), "k6_name")
+	})
+	mux := http.NewServeMux()
+	mux.Handle("GET /bike/{id}", use(probe))
+	mux.Handle("GET /car/{id}", use(probe))
+	for range 2 {
+		for _, tt := range []struct{ path, want string }{{"/bike/1", "GET /bike/{id}"}, {"/car/1", "GET /car/{id}"}} {
+			r := httptest.NewRequest("GET", tt.path, nil)
+			r.Header.Set("Baggage", "k6.scenario=s, k6.name=api")
+			got = ""
+			mux.ServeHTTP(httptest.NewRecorder(), r)
+			if got != tt.want {
+				t.Errorf("GET %s: k6_name = %q, want %q", tt.path, got, tt.want)
+			}
+		}
+	}
+}
