@@ -2,9 +2,11 @@ package k6otel
 
 import (
 	"context"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/k6labels/k6labels"
 	"go.opentelemetry.io/otel/baggage"
@@ -102,4 +104,32 @@ func TestContextAlreadyLabelled(t *testing.T) {
 	if ctx := Context(labelled, nil); ctx != labelled {
 		t.Fatalf("Context relabelled a labelled context: %v", ctxLabels(ctx))
 	}
+}
+
+var validLabelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// FuzzContext checks, for any baggage OpenTelemetry accepts, that Context
+// does not panic, keeps the labels the context already had, and makes only
+// labels Pyroscope accepts, as the middleware would.
+func FuzzContext(f *testing.F) {
+	f.Add("k6.test_run_id=123,k6.scenario=checkout,k6.name=GET%20bike")
+	f.Add("k6.name=%E2%82%AC%FF,k6.a-b=1,k6.a_b=2,k6.=x,k6.span_id=evil")
+	f.Add("k6.x=" + strings.Repeat("%00", 100) + ";p=1,other=1")
+	f.Fuzz(func(t *testing.T, s string) {
+		b, _ := baggage.Parse(s) // keeps the members it accepts
+		parent := pprof.WithLabels(baggage.ContextWithBaggage(context.Background(), b), pprof.Labels("span_id", "abc"))
+		ctx := Context(parent, nil)
+		got := ctxLabels(ctx)
+		if got["span_id"] != "abc" {
+			t.Fatalf("span_id lost: %v", got)
+		}
+		for k, v := range got {
+			if !validLabelName.MatchString(k) || !utf8.ValidString(v) || len(v) > k6labels.DefaultMaxValueBytes {
+				t.Fatalf("invalid label %q=%q", k, v)
+			}
+		}
+		if m := otelMembers(baggage.FromContext(ctx)); !mapsEqual(m, otelMembers(b)) {
+			t.Fatalf("OTel baggage changed: %v", m)
+		}
+	})
 }
