@@ -42,7 +42,7 @@ type driver struct {
 	target      string // base URL of the service
 	testRunID   string
 	scenarios   []scenario
-	maxRequests int64 // stop after this many responses in total; 0 = no limit
+	maxRequests int64 // send this many requests in all, then stop; 0 = no limit
 
 	client *http.Client
 	// ok[i][j] counts successful responses to scenarios[i].paths[j]'s path,
