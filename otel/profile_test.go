@@ -76,9 +76,9 @@ func TestSpanProfilerOverHTTP(t *testing.T) {
 		t.Run(o.name, func(t *testing.T) {
 			tr := newTracing(t)
 			tracer := tr.tp.Tracer("k6otel-test")
-			var rootID string
+			ids := make(chan string, 1) // the handler's span id
 			h := o.wrap(tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				rootID = trace.SpanContextFromContext(r.Context()).SpanID().String()
+				ids <- trace.SpanContextFromContext(r.Context()).SpanID().String()
 				handlerWork()
 				_, child := tracer.Start(r.Context(), "child")
 				childSpanWork()
@@ -101,6 +101,7 @@ func TestSpanProfilerOverHTTP(t *testing.T) {
 				}
 				resp.Body.Close()
 			})
+			rootID := <-ids
 			root := tr.span(t, rootID)
 			if root.Name() != serverSpan || root.Parent().IsValid() {
 				t.Fatalf("the handler's span is %q (parent %v), want the server span", root.Name(), root.Parent())
@@ -177,9 +178,9 @@ func TestSpanProfilerGoroutineAfterRequest(t *testing.T) {
 // k6labels.Do label its work, together with the span's labels.
 func TestContextInConsumerOverHTTP(t *testing.T) {
 	tr := newTracing(t)
-	var rootID string
+	ids := make(chan string, 1) // the handler's span id
 	srv := httptest.NewServer(tr.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rootID = trace.SpanContextFromContext(r.Context()).SpanID().String()
+		ids <- trace.SpanContextFromContext(r.Context()).SpanID().String()
 		k6labels.Do(Context(r.Context(), nil), func(context.Context) { consumerWork() })
 	})))
 	defer srv.Close()
@@ -196,6 +197,7 @@ func TestContextInConsumerOverHTTP(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
+	rootID := <-ids
 	root := tr.span(t, rootID)
 	checkSamples(t, p, "consumerWork", map[string]string{
 		"k6_test_run_id": "123",
