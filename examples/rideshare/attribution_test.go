@@ -95,7 +95,12 @@ func routeOf(s *profile.Sample) string {
 //     about once in 15,000 runs) plus 2 points for the cost of the same loop
 //     drifting between goroutines (frequency changes, a shared core).
 func checkAttribution(p *profile.Profile, target string, sent counts) []string {
-	var problems []string
+	problems, _ := attribution(p, target, sent)
+	return problems
+}
+
+// attribution is checkAttribution, also returning a summary for the log.
+func attribution(p *profile.Profile, target string, sent counts) (problems []string, summary string) {
 	ci := cpuIndex(p)
 
 	var inHandlers, right int64
@@ -143,8 +148,9 @@ func checkAttribution(p *profile.Profile, target string, sent counts) []string {
 		n += sampleCount(p, s)
 	}
 	if n == 0 || totalWork == 0 {
-		return append(problems, "no samples in findNearestVehicle or no work sent")
+		return append(problems, "no samples in findNearestVehicle or no work sent"), ""
 	}
+	summary = fmt.Sprintf("%d of %d samples in the route handlers have the right labels;", right, inHandlers)
 	for _, sc := range defaultScenarios {
 		want := work[sc.name] / totalWork
 		got := measured[sc.name] / total
@@ -153,17 +159,19 @@ func checkAttribution(p *profile.Profile, target string, sent counts) []string {
 			problems = append(problems, fmt.Sprintf("scenario %s has %.1f%% of the work CPU, want %.1f%% ± %.1f (from %d samples)",
 				sc.name, 100*got, 100*want, 100*tol, n))
 		}
+		summary += fmt.Sprintf(" %s %.1f%% of work CPU (want %.1f ± %.1f)", sc.name, 100*got, 100*want, 100*tol)
 	}
-	return problems
+	return problems, summary
 }
 
 func TestAttribution(t *testing.T) {
 	p, sent, target := runLoad(t, true, attributionRequests)
 	profiletest.CheckLabels(t, p, 256)
-	problems := checkAttribution(p, target, sent)
+	problems, summary := attribution(p, target, sent)
 	for _, pr := range problems {
 		t.Error(pr)
 	}
+	t.Log(summary)
 	r0 := newReport(p, nil, "")
 	t.Logf("%d samples, %s of CPU; responses by scenario %v", r0.samples, seconds(r0.total), sent.byScenario)
 
@@ -176,9 +184,11 @@ func TestAttribution(t *testing.T) {
 			t.Errorf("report has no row for scenario %s: %+v", sc.name, r.scenarios)
 			continue
 		}
-		if rw := r.scenarios[i]; math.Abs(rw.ofK6-rw.work) > 0.15 {
+		rw := r.scenarios[i]
+		if math.Abs(rw.ofK6-rw.work) > 0.15 {
 			t.Errorf("report row %+v: share of k6 CPU far from share of work", rw)
 		}
+		t.Logf("%s: %.1f%% of k6-labelled CPU, %.1f%% of the work sent", sc.name, 100*rw.ofK6, 100*rw.work)
 	}
 
 	// The verdict must be able to fail: the same profile with its labels
