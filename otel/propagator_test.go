@@ -296,3 +296,31 @@ func FuzzPropagatorInject(f *testing.F) {
 		}
 	})
 }
+
+// multiCarrier is a carrier with several values per key that is not an
+// http.Header, like a message's headers.
+type multiCarrier map[string][]string
+
+func (c multiCarrier) Get(k string) string {
+	if v := c[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+func (c multiCarrier) Set(k, v string)          { c[k] = []string{v} }
+func (c multiCarrier) Keys() []string           { return nil }
+func (c multiCarrier) Values(k string) []string { return c[k] }
+
+func TestPropagatorReadsEveryValue(t *testing.T) {
+	ctx := k6Context(t, context.Background(), k6Header)
+	c := multiCarrier{"baggage": {"a=1", "k6.name=old, b=2"}}
+	Propagator(nil).Inject(ctx, c)
+	if got, want := c["baggage"], []string{"a=1,b=2," + k6labels.Baggage(ctx)}; !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	h := http.Header{"Baggage": {"a=1", "k6.name=old, b=2"}}
+	Propagator(nil).Inject(ctx, propagation.HeaderCarrier(h))
+	if got, want := h["Baggage"], []string{"a=1,b=2," + k6labels.Baggage(ctx)}; !slices.Equal(got, want) {
+		t.Fatalf("header: got %q, want %q", got, want)
+	}
+}
