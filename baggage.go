@@ -181,6 +181,20 @@ func unhex(c byte) byte {
 	return c - 'a' + 10
 }
 
+// isToken reports whether s is an RFC 7230 token, as a baggage key must be.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // appendEncoded appends s to b percent-encoded as a baggage value: every byte
 // outside the baggage-octet set, and '%' itself, is escaped.
 func appendEncoded(b []byte, s string) []byte {

@@ -250,7 +250,10 @@ func Members(ctx context.Context) []Member {
 }
 
 // Baggage returns the k6 members of ctx encoded as a W3C baggage header value,
-// ready to send to a downstream service, or "" if there are none. It does not
+// ready to send to a downstream service, or "" if there are none. Values are
+// percent-encoded where needed; a key that is not a valid baggage key (one
+// with a space, say) is sent as the key its label name stands for
+// ("k6.my key" as "k6.my_key"), so the next service makes the same label. It does not
 // allocate: the value is built once per distinct label set.
 func Baggage(ctx context.Context) string {
 	if s := setFrom(ctx); s != nil {

@@ -304,6 +304,15 @@ func TestMembersAndBaggage(t *testing.T) {
 			t.Errorf("round trip [%d] = %v, want %v", i, back[i], want[i])
 		}
 	}
+	// A key that is not a valid baggage key goes downstream as the key its
+	// label name stands for, so the next service makes the same label.
+	odd := NewLabeler().Context(context.Background(), []string{`k6.bad key=1, k6.x"y=2, k6.ok-key=3`})
+	if b := Baggage(odd); b != "k6.bad_key=1,k6.ok-key=3,k6.x_y=2" {
+		t.Errorf("Baggage = %q", b)
+	}
+	if got, want := contextLabels(NewLabeler(), Baggage(odd)), labelsOf(odd); !maps.Equal(got, want) {
+		t.Errorf("labels downstream = %v, want %v", got, want)
+	}
 	if Members(context.Background()) != nil || Baggage(context.Background()) != "" {
 		t.Error("a context without k6 members has members")
 	}

@@ -108,7 +108,15 @@ func newLabelSet(labels []label) *labelSet {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, l.key...)
+		if isToken(l.key) {
+			b = append(b, l.key...)
+		} else {
+			// Not a valid baggage key (a space, a quote...): send the key
+			// the label name stands for, which makes the same label name
+			// downstream and is always a token.
+			b = append(b, "k6."...)
+			b = append(b, l.name[len("k6_"):]...)
+		}
 		b = append(b, '=')
 		b = appendEncoded(b, l.value)
 	}
