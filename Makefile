@@ -22,13 +22,7 @@ fmt-check:
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
-	@set -e; for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
-		dir=$$(dirname $$f); \
-		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-			echo "== fuzz $$dir $$t"; \
-			(cd $$dir && go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) .); \
-		done; \
-	done
+	FUZZTIME=$(FUZZTIME) bash .ci/fuzz.sh
 
 BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
