@@ -99,6 +99,15 @@ func FuzzOTelDifferential(f *testing.F) {
 			}
 		}
 
+		// What k6labels passes on downstream is valid W3C baggage, whatever
+		// came in: OpenTelemetry keeps every member of it.
+		if down := k6labels.Baggage(ctx); down != "" {
+			if ob, err := baggage.Parse(down); err != nil || ob.Len() != len(k6labels.Members(ctx)) {
+				t.Errorf("input %q: Baggage(ctx) %q is not valid W3C baggage (OpenTelemetry keeps %d of %d members): %v",
+					s, down, ob.Len(), len(k6labels.Members(ctx)), err)
+			}
+		}
+
 		b, err := baggage.Parse(s)
 		if !w3cFullyValid(s, err) {
 			return

@@ -18,6 +18,7 @@ import (
 
 	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/internal/profiletest"
+	"go.opentelemetry.io/otel/baggage"
 )
 
 // garbageRunID is the test run id every garbage case that keeps its first
@@ -186,10 +187,15 @@ func TestGarbageLabeler(t *testing.T) {
 			}
 			// Members are what the labels were made of, and Baggage encodes
 			// them so that our own parser reads the same values back.
+			// It must also be valid W3C baggage for the next service:
+			// OpenTelemetry accepts it with no member dropped.
 			ms := k6labels.Members(ctx)
 			var back []k6labels.Member
 			if b := k6labels.Baggage(ctx); b != "" {
 				back = k6labels.ParseBaggage(b)
+				if ob, err := baggage.Parse(b); err != nil || ob.Len() != len(ms) {
+					t.Errorf("%s: Baggage(ctx) %q is not valid W3C baggage: OpenTelemetry keeps %d of %d members: %v", what, b, ob.Len(), len(ms), err)
+				}
 			}
 			if len(back) != len(ms) {
 				t.Errorf("%s: Baggage(ctx) %q parses to %d members, Members has %d", what, k6labels.Baggage(ctx), len(back), len(ms))
