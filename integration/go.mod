@@ -2,21 +2,13 @@ module github.com/k6labels/k6labels/integration
 
 go 1.26.0
 
-require github.com/k6labels/k6labels v0.0.0
-
-replace github.com/k6labels/k6labels => ..
-
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/k6labels/k6labels v0.0.0
+	github.com/k6labels/k6labels/grpc v0.0.0
 	github.com/k6labels/k6labels/internal/profiletest v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.uber.org/goleak v1.3.0
-)
-
-replace github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
-
-require (
-	github.com/k6labels/k6labels/grpc v0.0.0
 	google.golang.org/grpc v1.85.0
 )
 
@@ -28,4 +20,8 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/k6labels/k6labels/grpc => ../grpc
+replace (
+	github.com/k6labels/k6labels => ..
+	github.com/k6labels/k6labels/grpc => ../grpc
+	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
+)
