@@ -53,13 +53,13 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// clamp returns def for n < 1 and max for n > max.
-func clamp(n, def, max int) int {
+// clamp returns def for n < 1 and limit for n > limit.
+func clamp(n, def, limit int) int {
 	switch {
 	case n < 1:
 		return def
-	case n > max:
-		return max
+	case n > limit:
+		return limit
 	}
 	return n
 }
