@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -48,10 +49,10 @@ func Spin(d time.Duration) {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
-	sink = x
+	sink.Store(x) // keeps the loop from being optimised away
 }
 
-var sink uint64
+var sink atomic.Uint64
 
 // HasFunc reports whether any frame of s is in a function whose name
 // contains name.
