@@ -6,7 +6,7 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet fmt-check fuzz bench bench-compare ci demo-smoke soak
+.PHONY: test vet lint fmt-check fuzz bench bench-compare ci demo-smoke soak
 
 ## test: run every module's tests with the race detector.
 test:
@@ -15,6 +15,14 @@ test:
 ## vet: go vet every module.
 vet:
 	@set -e; for d in $(MODULES); do (cd $$d && go vet ./...); done
+
+GOLANGCI_LINT := go run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+## lint: golangci-lint (.golangci.yml) over every module. The first run builds
+## the pinned linter, which takes minutes; later runs use the build cache.
+lint:
+	@set -e; for d in $(MODULES); do echo "== lint $$d"; \
+		(cd $$d && $(GOLANGCI_LINT) run --allow-parallel-runners --config $(CURDIR)/.golangci.yml ./...); done
 
 ## fmt-check: fail if any Go file is not gofmt-formatted.
 fmt-check:
@@ -52,4 +60,4 @@ soak:
 		-run 'TestCardinalityFlood|TestGarbage|TestNoLabelLeak|TestConcurrentClients' .
 
 ## ci: everything .ci/run checks.
-ci: fmt-check vet test fuzz demo-smoke
+ci: fmt-check vet lint test fuzz demo-smoke

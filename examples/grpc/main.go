@@ -76,6 +76,9 @@ func labels(ctx context.Context) (*structpb.Struct, error) {
 	return structpb.NewStruct(fields)
 }
 
+// labelsHandler is what generated code would write: a grpc.MethodHandler.
+//
+//nolint:revive // the argument order is grpc.MethodHandler's
 func labelsHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	in := new(emptypb.Empty)
 	if err := dec(in); err != nil {

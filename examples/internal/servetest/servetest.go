@@ -115,7 +115,7 @@ func CheckLabels(t testing.TB, url string) {
 // its CPU profile with [CheckProfile].
 func Spin(w http.ResponseWriter, r *http.Request) {
 	spinWork()
-	show.Write(w, r.Context())
+	show.Write(r.Context(), w)
 }
 
 //go:noinline

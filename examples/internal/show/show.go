@@ -21,7 +21,7 @@ func Labels(ctx context.Context) map[string]string {
 }
 
 // Write answers with the pprof labels of ctx as a JSON object.
-func Write(w http.ResponseWriter, ctx context.Context) {
+func Write(ctx context.Context, w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(Labels(ctx)); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -30,5 +30,5 @@ func Write(w http.ResponseWriter, ctx context.Context) {
 
 // Handler answers every request with the labels of the request's context.
 func Handler(w http.ResponseWriter, r *http.Request) {
-	Write(w, r.Context())
+	Write(r.Context(), w)
 }
