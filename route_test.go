@@ -255,3 +255,46 @@ func TestWithRoutePatternSharedLabeler(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRoutePattern compares the places the route pattern option can go
+// with the plain handler around the mux, for a k6 request.
+func BenchmarkRoutePattern(b *testing.B) {
+	app := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	routes := []string{"GET /bike/{id}", "GET /car/{id}", "POST /ride", "GET /driver/{id}/rating", "/"}
+	build := map[string]func() http.Handler{
+		"AroundMux": func() http.Handler {
+			mux := http.NewServeMux()
+			for _, p := range routes {
+				mux.Handle(p, app)
+			}
+			return NewHandler(mux)
+		},
+		"PerHandler": func() http.Handler {
+			mux := http.NewServeMux()
+			use := Middleware(WithRoutePattern())
+			for _, p := range routes {
+				mux.Handle(p, use(app))
+			}
+			return mux
+		},
+		"WithServeMux": func() http.Handler {
+			mux := http.NewServeMux()
+			for _, p := range routes {
+				mux.Handle(p, app)
+			}
+			return NewHandler(mux, WithServeMux(mux))
+		},
+	}
+	for _, name := range []string{"AroundMux", "PerHandler", "WithServeMux"} {
+		b.Run(name, func(b *testing.B) {
+			h := build[name]()
+			r := httptest.NewRequest(http.MethodGet, "/driver/42/rating", nil)
+			r.Header.Set("Baggage", "k6.test_run_id=1, k6.scenario=s, k6.name=http://localhost/driver/42/rating")
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
+}
