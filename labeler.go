@@ -71,9 +71,9 @@ func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request
 	}
 	if hasLabels(ctx) {
 		// Rare: merge with the caller's labels, which costs allocations.
-		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set}, true
+		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set, merged: true}, true
 	}
-	return &labelledContext{Context: ctx, set: res.set, labels: res.set.ctx}, true
+	return &labelledContext{Context: ctx, set: res.set}, true
 }
 
 // A result is what one baggage list comes to: its label set (nil if none)
@@ -204,9 +204,9 @@ func hasLabels(ctx context.Context) bool {
 // context of its label set instead of allocating a merged label map for every
 // request: pprof finds its labels through Value, like any other lookup.
 type labelledContext struct {
-	context.Context                 // the parent
-	set             *labelSet       // the k6 labels and members
-	labels          context.Context // the set's own context, or nil when the parent holds merged labels
+	context.Context           // the parent
+	set             *labelSet // the k6 labels and members
+	merged          bool      // the parent holds the labels, merged with its own
 }
 
 type setKey struct{}
@@ -215,8 +215,8 @@ func (c *labelledContext) Value(key any) any {
 	if _, ok := key.(setKey); ok {
 		return c.set
 	}
-	if c.labels != nil {
-		if v := c.labels.Value(key); v != nil {
+	if !c.merged {
+		if v := c.set.ctx.Value(key); v != nil {
 			return v
 		}
 	}
