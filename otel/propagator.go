@@ -26,7 +26,6 @@ package k6otel
 
 import (
 	"context"
-	"strings"
 
 	"github.com/k6labels/k6labels"
 	"go.opentelemetry.io/otel/propagation"
@@ -51,7 +50,8 @@ const header = "baggage"
 //     [k6labels.MaxBaggageMembers]); when both lists do not fit, the k6
 //     members go first and other members are dropped whole, never cut.
 //   - A k6 member whose key is not a valid baggage key (an RFC 7230 token)
-//     labels the request but is not sent.
+//     is sent under the key its label name stands for, as
+//     [k6labels.Baggage] encodes it: "k6.bad key" as "k6.bad_key".
 //   - A context without k6 members leaves the carrier exactly as next left
 //     it, and costs one context lookup.
 //
@@ -92,7 +92,7 @@ func (p *propagator) Inject(ctx context.Context, carrier propagation.TextMapCarr
 	if p.next != nil {
 		p.next.Inject(ctx, carrier)
 	}
-	k6 := validKeys(k6labels.Baggage(ctx))
+	k6 := k6labels.Baggage(ctx) // valid baggage: the root package ensures it
 	if k6 == "" {
 		return
 	}
@@ -127,51 +127,4 @@ func (p *propagator) Extract(ctx context.Context, carrier propagation.TextMapCar
 // "baggage".
 func (p *propagator) Fields() []string {
 	return append([]string(nil), p.fields...)
-}
-
-// validKeys returns the members of the encoded list k6 whose keys are valid
-// baggage keys; k6 itself, without allocating, when all are.
-func validKeys(k6 string) string {
-	bad := false
-	for rest := k6; rest != "" && !bad; {
-		var m string
-		m, rest, _ = strings.Cut(rest, ",")
-		key, _, _ := strings.Cut(m, "=")
-		bad = !isToken(key)
-	}
-	if !bad {
-		return k6
-	}
-	var b strings.Builder
-	for rest := k6; rest != ""; {
-		var m string
-		m, rest, _ = strings.Cut(rest, ",")
-		if key, _, _ := strings.Cut(m, "="); isToken(key) {
-			if b.Len() > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(m)
-		}
-	}
-	return b.String()
-}
-
-// isToken reports whether s is an RFC 7230 token, the only valid baggage
-// key. A k6 member sent with another key still labels the request, but is
-// not passed on: a strict receiver would reject it, and older OpenTelemetry
-// versions drop the whole header for one invalid member.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-			continue
-		}
-		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
-			return false
-		}
-	}
-	return true
 }
