@@ -30,7 +30,9 @@ func NewLabeler(opts ...Option) *Labeler {
 // k6 members of baggage, merged with ctx's own labels (the k6 ones win), and
 // the members themselves for [Members] and [Baggage]. baggage holds the
 // header lines (or gRPC metadata values) as received. If they carry no usable
-// k6 member, Context returns ctx itself.
+// k6 member, Context returns ctx itself. To tell the two apart, test
+// Baggage(result) != "" rather than comparing contexts: == panics on a
+// context type that is not comparable.
 //
 // Context only builds the context; [Do] puts its labels on the goroutine.
 func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context {

@@ -70,8 +70,8 @@ func (i *interceptors) unary(ctx context.Context, req any, _ *grpc.UnaryServerIn
 		return handler(ctx, req)
 	}
 	lctx := i.labeler.Context(ctx, baggage)
-	if lctx == ctx {
-		return handler(ctx, req)
+	if k6labels.Baggage(lctx) == "" {
+		return handler(ctx, req) // no k6 member (contexts are not compared: == panics on some types)
 	}
 	var resp any
 	var err error
@@ -86,7 +86,7 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServe
 		return handler(srv, ss)
 	}
 	lctx := i.labeler.Context(ctx, baggage)
-	if lctx == ctx {
+	if k6labels.Baggage(lctx) == "" {
 		return handler(srv, ss)
 	}
 	var err error
