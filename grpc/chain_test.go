@@ -19,13 +19,13 @@ import (
 )
 
 //go:noinline
-func spinServiceA(n int) { burn(n) }
+func spinServiceA(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinServiceB(n int) { burn(n) }
+func spinServiceB(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinServiceC(n int) { burn(n) }
+func spinServiceC(n int) { profiletest.Burn(n) }
 
 // serviceB is the gRPC service in the middle: it burns some CPU, then calls
 // the HTTP service C with the call's context.

@@ -30,44 +30,29 @@ var k6Labels = map[string]string{
 }
 
 // spin is how much CPU each handler burns when a test records a profile:
-// a fixed amount of computation (about 0.1 s of CPU), not a wall-clock
-// time, so that on a loaded machine a handler still gets its handful of
-// samples at pprof's 100 Hz, only later.
+// about 0.1 s (see profiletest.Burn).
 const spin = 80_000_000
-
-// burn does n steps of arithmetic. It returns the result so that the loop
-// is not optimized away, and keeps it local so that handlers burning at the
-// same time do not race.
-//
-//go:noinline
-func burn(n int) uint64 {
-	x := uint64(1)
-	for range n {
-		x = x*6364136223846793005 + 1442695040888963407
-	}
-	return x
-}
 
 // The handlers burn CPU in functions of their own, so that the samples of
 // each can be told apart in a profile.
 
 //go:noinline
-func spinLabelled(n int) { burn(n) }
+func spinLabelled(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinPlain(n int) { burn(n) }
+func spinPlain(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinStream(n int) { burn(n) }
+func spinStream(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinBidi(n int) { burn(n) }
+func spinBidi(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinChild(n int) { burn(n) }
+func spinChild(n int) { profiletest.Burn(n) }
 
 //go:noinline
-func spinAfterPanic(n int) { burn(n) }
+func spinAfterPanic(n int) { profiletest.Burn(n) }
 
 // labelsOf returns the pprof labels of ctx.
 func labelsOf(ctx context.Context) map[string]string {

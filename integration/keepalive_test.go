@@ -9,17 +9,16 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
 //go:noinline
-func keepAliveWithBaggage() { profiletest.Spin(300 * time.Millisecond) }
+func keepAliveWithBaggage() { profiletest.Burn(240_000_000) }
 
 //go:noinline
-func keepAliveWithout() { profiletest.Spin(300 * time.Millisecond) }
+func keepAliveWithout() { profiletest.Burn(240_000_000) }
 
 // TestKeepAliveNoLeak sends, on one HTTP/1.1 keep-alive connection, a
 // request with k6 baggage and then one without. Both are served by the same

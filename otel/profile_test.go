@@ -14,41 +14,27 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// spin is how much CPU each piece of handler work burns: a fixed amount of
-// computation (about 0.1 s of CPU), not a wall-clock time, so that on a
-// loaded machine it still gets its handful of samples at pprof's 100 Hz,
-// only later.
+// spin is how much CPU each piece of handler work burns: about 0.1 s (see
+// profiletest.Burn).
 const spin = 80_000_000
-
-// burn does n steps of arithmetic and returns the result, so that the loop is
-// not optimized away.
-//
-//go:noinline
-func burn(n int) uint64 {
-	x := uint64(1)
-	for range n {
-		x = x*6364136223846793005 + 1442695040888963407
-	}
-	return x
-}
 
 // The CPU work of the handlers, each in its own function so that its samples
 // can be told apart.
 
 //go:noinline
-func handlerWork() { burn(spin) }
+func handlerWork() { profiletest.Burn(spin) }
 
 //go:noinline
-func childSpanWork() { burn(spin) }
+func childSpanWork() { profiletest.Burn(spin) }
 
 //go:noinline
-func afterChildWork() { burn(spin) }
+func afterChildWork() { profiletest.Burn(spin) }
 
 //go:noinline
-func afterRequestWork() { burn(spin) }
+func afterRequestWork() { profiletest.Burn(spin) }
 
 //go:noinline
-func consumerWork() { burn(spin) }
+func consumerWork() { profiletest.Burn(spin) }
 
 // checkSamples fails t unless p has samples in fn and each carries want.
 func checkSamples(t *testing.T, p *profile.Profile, fn string, want map[string]string) {

@@ -54,6 +54,22 @@ func Spin(d time.Duration) {
 
 var sink atomic.Uint64
 
+// Burn does n steps of arithmetic on the calling goroutine. Unlike Spin it
+// is a fixed amount of CPU, not of wall-clock time, so on a loaded machine
+// the work still collects its samples at pprof's 100 Hz, only later. About
+// 80,000,000 steps make 0.1 s of CPU. Call it from a function of your own,
+// marked //go:noinline, so that its samples can be found by that function's
+// name.
+//
+//go:noinline
+func Burn(n int) {
+	x := uint64(1)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	sink.Store(x)
+}
+
 // HasFunc reports whether any frame of s is in a function whose name
 // contains name.
 func HasFunc(s *profile.Sample, name string) bool {
