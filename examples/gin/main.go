@@ -34,8 +34,10 @@ func k6Labels(opts ...k6labels.Option) gin.HandlerFunc {
 	l := k6labels.NewLabeler(opts...)
 	return func(c *gin.Context) {
 		ctx := l.Context(c.Request.Context(), c.Request.Header["Baggage"])
-		if ctx == c.Request.Context() {
-			c.Next() // no k6 members: nothing to do, at no cost
+		if k6labels.Baggage(ctx) == "" {
+			// No k6 members: nothing to do, at no cost. (Contexts are not
+			// compared: == panics on a context type that is not comparable.)
+			c.Next()
 			return
 		}
 		k6labels.Do(ctx, func(ctx context.Context) {

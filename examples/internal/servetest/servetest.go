@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,15 +124,7 @@ func spinWork() { Work() }
 // that the profile gets its ~20 samples however loaded the machine is.
 //
 //go:noinline
-func Work() {
-	x := uint64(1)
-	for range 150_000_000 {
-		x = x*6364136223846793005 + 1442695040888963407
-	}
-	sink.Store(x)
-}
-
-var sink atomic.Uint64
+func Work() { profiletest.Burn(160_000_000) }
 
 // CheckProfile records a CPU profile while it sends one request with k6
 // baggage to url, served by [Spin], and fails t unless the handler's samples
