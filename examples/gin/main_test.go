@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"maps"
 	"net/http"
@@ -104,3 +105,38 @@ func TestGinPanic(t *testing.T) {
 
 //go:noinline
 func afterWork() { servetest.Work() }
+
+// funcContext is a context type that cannot be compared with ==, as some
+// tracing libraries' are: the adapter must not compare contexts.
+type funcContext struct {
+	context.Context
+	hook func()
+}
+
+func TestGinNonComparableContext(t *testing.T) {
+	r := gin.New()
+	r.Use(func(c *gin.Context) {
+		c.Request = c.Request.WithContext(funcContext{c.Request.Context(), func() {}})
+		c.Next()
+	}, k6Labels())
+	var got map[string]string
+	r.GET("/bike/:id", func(c *gin.Context) {
+		got = show.Labels(c.Request.Context())
+		c.Status(http.StatusNoContent)
+	})
+	for _, baggage := range []string{"", "userId=alice", servetest.Baggage} {
+		req := httptest.NewRequest(http.MethodGet, "/bike/42", nil)
+		if baggage != "" {
+			req.Header.Set("Baggage", baggage)
+		}
+		got = nil
+		r.ServeHTTP(httptest.NewRecorder(), req) // panicked when the adapter compared contexts
+		want := map[string]string{}
+		if baggage == servetest.Baggage {
+			want = servetest.Want()
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("baggage %q: labels %v, want %v", baggage, got, want)
+		}
+	}
+}
