@@ -151,12 +151,19 @@ type registry struct {
 var reg = newRegistry()
 
 func newRegistry() *registry {
-	return &registry{
+	r := &registry{
 		values: make(map[string]map[string]struct{}),
 		names:  make(map[string]string),
 		sets:   make(map[uint64]*labelSet),
 		seed:   maphash.MakeSeed(),
 	}
+	// The names k6 sends hold their places from the start, so that a client
+	// sending many other k6.* keys first cannot use up the name cap.
+	for _, name := range []string{"k6_test_run_id", "k6_scenario", "k6_name"} {
+		r.values[name] = make(map[string]struct{})
+		r.names[name] = name
+	}
+	return r
 }
 
 // counters back Stats.

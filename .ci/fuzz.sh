@@ -14,7 +14,7 @@ for f in $(git grep -l '^func Fuzz' -- '*_test.go'); do
 	for t in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$f"); do
 		echo "== fuzz $dir $t ($fuzztime)"
 		log=$(mktemp)
-		(cd "$dir" && go test -run '^$' -fuzz "^$t\$" -fuzztime "$fuzztime" -parallel 2 .) >"$log" 2>&1
+		(cd "$dir" && go test -run '^$' -fuzz "^$t\$" -fuzztime "$fuzztime" -timeout 0 -parallel 2 .) >"$log" 2>&1
 		rc=$?
 		tail -n 3 "$log"
 		if [ $rc -ne 0 ]; then
