@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/examples/internal/servetest"
 	"github.com/k6labels/k6labels/examples/internal/show"
 	"github.com/k6labels/k6labels/internal/profiletest"
@@ -118,7 +119,7 @@ func TestGinNonComparableContext(t *testing.T) {
 	r.Use(func(c *gin.Context) {
 		c.Request = c.Request.WithContext(funcContext{c.Request.Context(), func() {}})
 		c.Next()
-	}, k6Labels())
+	}, k6Labels(k6labels.WithMaxValueBytes(64))) // options pass through to the Labeler
 	var got map[string]string
 	r.GET("/bike/:id", func(c *gin.Context) {
 		got = show.Labels(c.Request.Context())
