@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"net/http"
 	"runtime/pprof"
 	"strings"
@@ -9,11 +10,12 @@ import (
 )
 
 // baselineHandler does per request what pyroscope-go's x/k6 middleware does,
-// so that k6labels is measured against the package users migrate from:
-// parse the first baggage line with OpenTelemetry, store the baggage in the
-// request context, keep the "k6." members as labels (dots to underscores),
-// set them on the goroutine with pprof.WithLabels, and reset the goroutine to
-// the request context's labels afterwards.
+// step for step, so that k6labels is measured against the package users
+// migrate from: parse the first baggage line with OpenTelemetry, store the
+// baggage in the request context, read it back, keep the "k6." members as
+// labels (dots to underscores) in a LabelSet returned by pointer, set them on
+// the goroutine with pprof.WithLabels, and reset the goroutine to the request
+// context's labels afterwards.
 func baselineHandler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := r.Header.Get("Baggage")
@@ -27,20 +29,35 @@ func baselineHandler(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(baggage.ContextWithBaggage(r.Context(), b))
-		kv := make([]string, 0, 2*b.Len())
-		for _, m := range b.Members() {
-			if strings.HasPrefix(m.Key(), "k6.") && m.Value() != "" {
-				kv = append(kv, strings.ReplaceAll(m.Key(), ".", "_"), m.Value())
-			}
-		}
-		if len(kv) == 0 {
+		ctx := r.Context()
+		labels := baselineLabels(ctx)
+		if labels == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ctx := r.Context()
 		defer pprof.SetGoroutineLabels(ctx)
-		ctx = pprof.WithLabels(ctx, pprof.Labels(kv...))
+		ctx = pprof.WithLabels(ctx, *labels)
 		pprof.SetGoroutineLabels(ctx)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// baselineLabels reads the baggage back from ctx and builds the label set, as
+// x/k6 does: Members is called once to size the list and once to walk it.
+func baselineLabels(ctx context.Context) *pprof.LabelSet {
+	b := baggage.FromContext(ctx)
+	if b.Len() == 0 {
+		return nil
+	}
+	kv := make([]string, 0, 2*len(b.Members()))
+	for _, m := range b.Members() {
+		if strings.HasPrefix(m.Key(), "k6.") && m.Value() != "" {
+			kv = append(kv, strings.ReplaceAll(m.Key(), ".", "_"), m.Value())
+		}
+	}
+	if len(kv) == 0 {
+		return nil
+	}
+	labels := pprof.Labels(kv...)
+	return &labels
 }
