@@ -12,7 +12,9 @@ const (
 	// MaxBaggageBytes is how many bytes of baggage, over all header lines
 	// together, are examined. A member cut by this limit is dropped whole.
 	MaxBaggageBytes = 8192
-	// MaxBaggageMembers is how many list members are examined.
+	// MaxBaggageMembers is how many list members are examined, and how many
+	// header lines: 64 members never need more lines, and without a cap on
+	// lines thousands of empty ones would each cost a step.
 	MaxBaggageMembers = 64
 )
 
@@ -35,6 +37,7 @@ type scanner struct {
 	line      string // the rest of the current line, within budget
 	budget    int    // bytes still allowed after line
 	members   int    // members returned or skipped so far
+	lineCount int    // lines taken from lines so far
 	truncated bool   // a limit cut the list
 	member    string // the last member returned, as sent (properties kept), for MergeBaggage
 }
@@ -48,7 +51,7 @@ func newScanner(lines []string) scanner {
 func (s *scanner) next() (key, rawValue string, ok, more bool) {
 	for {
 		for s.line == "" {
-			if len(s.lines) == 0 || s.budget == 0 {
+			if len(s.lines) == 0 || s.budget == 0 || s.lineCount == MaxBaggageMembers {
 				if len(s.lines) > 0 {
 					s.truncated = true
 				}
@@ -56,6 +59,7 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 			}
 			l := s.lines[0]
 			s.lines = s.lines[1:]
+			s.lineCount++
 			if len(l) > s.budget {
 				// Keep only whole members that end inside the budget: cut after
 				// the last ',' in budget (the byte at budget itself may be one).
@@ -67,7 +71,7 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 				l = l[:cut]
 				s.lines = nil
 			}
-			s.budget -= min(max(len(l), 1), s.budget) // an empty line costs a byte too (the "," joining it), so the lines examined are bounded
+			s.budget -= min(max(len(l), 1), s.budget) // an empty line costs a byte too: the "," joining it
 			s.line = l
 		}
 		var m string

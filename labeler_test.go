@@ -95,6 +95,9 @@ func TestContextLabels(t *testing.T) {
 			map[string]string{"k6_scenario": "early"}},
 		{"member past 8192 bytes dropped whole", []string{"k6.scenario=s, pad=" + strings.Repeat("p", 8170) + ", k6.name=abcdefghij"},
 			map[string]string{"k6_scenario": "s"}},
+		{"no more than 64 lines examined", append(make([]string, 64), "k6.scenario=late"), map[string]string{}},
+		{"65 lines, the k6 member within 64", append([]string{"k6.scenario=early"}, make([]string, 64)...),
+			map[string]string{"k6_scenario": "early"}},
 		{"line past the budget dropped", []string{"k6.scenario=s, pad=" + strings.Repeat("p", 8180), "k6.name=n"},
 			map[string]string{"k6_scenario": "s"}},
 	}
