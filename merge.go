@@ -26,14 +26,20 @@ func MergeBaggage(existing []string, add string) string {
 	}
 	// The members to keep, as written: add's in [0, nAdd), existing's after.
 	var kept [MaxBaggageMembers]string
-	var keys [MaxBaggageMembers]string // add's keys, parallel to kept[:nAdd]
+	var keys [MaxBaggageMembers]string // their keys, parallel to kept
 	n, size := 0, 0
-	fits := func(m string) bool {
+	// keep appends member m, with key, if it fits within the limits.
+	keep := func(key, m string) {
 		sep := 0
 		if n > 0 {
 			sep = 1
 		}
-		return n < MaxBaggageMembers && size+sep+len(m) <= MaxBaggageBytes
+		if n == MaxBaggageMembers || size+sep+len(m) > MaxBaggageBytes {
+			return
+		}
+		size += sep + len(m)
+		keys[n], kept[n] = key, m
+		n++
 	}
 
 	sc := newScanner([]string{add})
@@ -59,15 +65,7 @@ func MergeBaggage(existing []string, add string) string {
 				break
 			}
 		}
-		if !fits(sc.member) {
-			continue
-		}
-		if n > 0 {
-			size++
-		}
-		size += len(sc.member)
-		keys[n], kept[n] = key, sc.member
-		n++
+		keep(key, sc.member)
 	}
 	nAdd := n
 
@@ -86,15 +84,7 @@ scan:
 				continue scan
 			}
 		}
-		if !fits(sc.member) {
-			continue
-		}
-		if n > 0 {
-			size++
-		}
-		size += len(sc.member)
-		kept[n] = sc.member
-		n++
+		keep(key, sc.member)
 	}
 
 	// Existing members first, in their order, then add's, as k6 itself
