@@ -11,7 +11,8 @@ import (
 
 // A Labeler turns the k6 members of a baggage list into pprof labels. It is
 // safe for concurrent use; the HTTP handler and the gRPC interceptors are thin
-// wrappers around one.
+// wrappers around one. Make one with [NewLabeler]: the zero value labels
+// nothing.
 type Labeler struct {
 	cfg   config
 	lines *lineCache // nil when a result depends on more than the header

@@ -367,3 +367,11 @@ func TestLineCache(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroLabelerLabelsNothing(t *testing.T) {
+	resetState(t)
+	var l Labeler
+	if got := contextLabels(&l, "k6.scenario=s"); len(got) != 0 {
+		t.Errorf("zero Labeler made labels %v", got)
+	}
+}
