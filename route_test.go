@@ -3,6 +3,7 @@ package k6labels
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
@@ -129,23 +130,11 @@ func TestWithRoutePattern(t *testing.T) {
 				}
 			}
 			got := serveRoute(t, wrap, tt.method, tt.path, tt.baggage...)
-			if !equalMaps(got, tt.want) {
+			if !maps.Equal(got, tt.want) {
 				t.Errorf("labels = %v, want %v", got, tt.want)
 			}
 		})
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // The pattern also feeds Members and Baggage: one label core for all views.

@@ -2,6 +2,7 @@ package k6otel
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"runtime/pprof"
 	"strings"
@@ -71,10 +72,10 @@ func TestContextFromOTelBaggage(t *testing.T) {
 					}
 					return
 				}
-				if got := ctxLabels(ctx); !mapsEqual(got, tc.want) {
+				if got := ctxLabels(ctx); !maps.Equal(got, tc.want) {
 					t.Fatalf("labels %v, want %v", got, tc.want)
 				}
-				if got := otelMembers(baggage.FromContext(ctx)); !mapsEqual(got, otelMembers(baggage.FromContext(parent))) {
+				if got := otelMembers(baggage.FromContext(ctx)); !maps.Equal(got, otelMembers(baggage.FromContext(parent))) {
 					t.Fatalf("OTel baggage changed: %v", got)
 				}
 			}
@@ -87,7 +88,7 @@ func TestContextKeepsOtherLabelsAndUsesLabeler(t *testing.T) {
 	parent := pprof.WithLabels(baggage.ContextWithBaggage(context.Background(), b), pprof.Labels("span_id", "abc"))
 	ctx := Context(parent, k6labels.NewLabeler(k6labels.WithMaxValueBytes(1)))
 	want := map[string]string{"span_id": "abc", "k6_scenario": "s", "k6_name": "n"}
-	if got := ctxLabels(ctx); !mapsEqual(got, want) {
+	if got := ctxLabels(ctx); !maps.Equal(got, want) {
 		t.Fatalf("labels %v, want %v", got, want)
 	}
 	if got := k6labels.Baggage(ctx); got != "k6.name=n,k6.scenario=s" {
@@ -128,7 +129,7 @@ func FuzzContext(f *testing.F) {
 				t.Fatalf("invalid label %q=%q", k, v)
 			}
 		}
-		if m := otelMembers(baggage.FromContext(ctx)); !mapsEqual(m, otelMembers(b)) {
+		if m := otelMembers(baggage.FromContext(ctx)); !maps.Equal(m, otelMembers(b)) {
 			t.Fatalf("OTel baggage changed: %v", m)
 		}
 	})

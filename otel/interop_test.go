@@ -3,6 +3,7 @@ package k6otel
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -102,10 +103,10 @@ func TestDownstreamOverHTTP(t *testing.T) {
 					mu.Unlock()
 				}
 				mid := httptest.NewServer(o.wrap(tr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if m := otelMembers(baggage.FromContext(r.Context())); !mapsEqual(m, wantOTel) {
+					if m := otelMembers(baggage.FromContext(r.Context())); !maps.Equal(m, wantOTel) {
 						fail("middle service: OTel baggage %v, want %v", m, wantOTel)
 					}
-					if m := ctxLabels(r.Context()); !mapsEqual(pick(m, "k6_"), wantLabels) {
+					if m := ctxLabels(r.Context()); !maps.Equal(pick(m, "k6_"), wantLabels) {
 						fail("middle service: labels %v, want %v", m, wantLabels)
 					}
 					req, _ := http.NewRequestWithContext(r.Context(), "GET", downURL, nil)
@@ -115,7 +116,7 @@ func TestDownstreamOverHTTP(t *testing.T) {
 						return
 					}
 					resp.Body.Close()
-					if m := otelMembers(baggage.FromContext(r.Context())); !mapsEqual(m, wantOTel) {
+					if m := otelMembers(baggage.FromContext(r.Context())); !maps.Equal(m, wantOTel) {
 						fail("middle service: OTel baggage after the call %v, want %v", m, wantOTel)
 					}
 				})))
@@ -142,10 +143,10 @@ func TestDownstreamOverHTTP(t *testing.T) {
 						t.Errorf("downstream got key %s %d times: %q", k, n, d.lines)
 					}
 				}
-				if v := values(d.lines...); !mapsEqual(v, want) {
+				if v := values(d.lines...); !maps.Equal(v, want) {
 					t.Errorf("downstream got %v (%q), want %v", v, d.lines, want)
 				}
-				if l := pick(d.labels, "k6_"); !mapsEqual(l, wantL) {
+				if l := pick(d.labels, "k6_"); !maps.Equal(l, wantL) {
 					t.Errorf("downstream labels %v, want %v", l, wantL)
 				}
 			})

@@ -3,6 +3,7 @@ package k6otel
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -131,14 +132,14 @@ func TestDownstreamOverGRPC(t *testing.T) {
 			a := httptest.NewServer(k6labels.NewHandler(tr.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				ctx := r.Context()
 				before := otelMembers(baggage.FromContext(ctx))
-				if !mapsEqual(before, wantOTel) {
+				if !maps.Equal(before, wantOTel) {
 					fail("service A: OTel baggage %v, want %v", before, wantOTel)
 				}
 				if err := conn.Invoke(ctx, callB, new(emptypb.Empty), new(emptypb.Empty)); err != nil {
 					fail("call B: %v", err)
 					return
 				}
-				if after := otelMembers(baggage.FromContext(ctx)); !mapsEqual(after, before) {
+				if after := otelMembers(baggage.FromContext(ctx)); !maps.Equal(after, before) {
 					fail("service A: OTel baggage after the call %v, before %v", after, before)
 				}
 			}))))
@@ -171,15 +172,15 @@ func TestDownstreamOverGRPC(t *testing.T) {
 					t.Errorf("B got key %s %d times: %q", k, n, d.lines)
 				}
 			}
-			if v := values(d.lines...); !mapsEqual(v, want) {
+			if v := values(d.lines...); !maps.Equal(v, want) {
 				t.Errorf("B got %v (%q), want %v", v, d.lines, want)
 			}
-			if l := pick(d.labels, "k6_"); !mapsEqual(l, wantL) {
+			if l := pick(d.labels, "k6_"); !maps.Equal(l, wantL) {
 				t.Errorf("B's labels %v, want %v", l, wantL)
 			}
 			// What otelgrpc's server handler extracted: the members B got,
 			// now that each is valid W3C baggage.
-			if !mapsEqual(d.otel, want) {
+			if !maps.Equal(d.otel, want) {
 				t.Errorf("B's OTel baggage %v, want %v", d.otel, want)
 			}
 		})

@@ -2,6 +2,7 @@ package k6otel
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func checkSamples(t *testing.T, p *profile.Profile, fn string, want map[string]s
 		t.Fatalf("no CPU samples in %s", fn)
 	}
 	for _, s := range samples {
-		if got := profiletest.Labels(s); !mapsEqual(got, want) {
+		if got := profiletest.Labels(s); !maps.Equal(got, want) {
 			t.Fatalf("a sample in %s has labels %v, want %v", fn, got, want)
 		}
 	}

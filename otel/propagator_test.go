@@ -2,6 +2,7 @@ package k6otel
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -108,7 +109,7 @@ func TestPropagatorMergesK6MembersOnce(t *testing.T) {
 					t.Errorf("key %s appears %d times in %q", k, n, lines)
 				}
 			}
-			if got := values(lines...); !mapsEqual(got, tc.want) {
+			if got := values(lines...); !maps.Equal(got, tc.want) {
 				t.Errorf("header %q carries %v, want %v", lines, got, tc.want)
 			}
 			// The result must be valid baggage for OpenTelemetry too: every
@@ -116,7 +117,7 @@ func TestPropagatorMergesK6MembersOnce(t *testing.T) {
 			if b, err := baggage.Parse(strings.Join(lines, ",")); err != nil || b.Len() != len(tc.want) {
 				t.Errorf("OTel parses %q into %d members, err %v; want %d", lines, b.Len(), err, len(tc.want))
 			}
-			if after := otelMembers(baggage.FromContext(ctx)); !mapsEqual(after, before) {
+			if after := otelMembers(baggage.FromContext(ctx)); !maps.Equal(after, before) {
 				t.Errorf("OTel baggage changed from %v to %v", before, after)
 			}
 		})
@@ -131,18 +132,6 @@ func otelMembers(b baggage.Baggage) map[string]string {
 		m[mb.Key()] = mb.Value()
 	}
 	return m
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPropagatorWithoutK6LeavesCarrierAlone(t *testing.T) {
