@@ -42,6 +42,21 @@ type client struct {
 	loses string
 }
 
+// get sends a GET to url with the given baggage header lines, as k6 would,
+// and fails t if the request does not go through.
+func get(t *testing.T, url string, baggage ...string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for _, b := range baggage {
+		req.Header.Add("Baggage", b)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
 func otelTransport(tr *tracing, base http.RoundTripper, p propagation.TextMapPropagator) http.RoundTripper {
 	return otelhttp.NewTransport(base, otelhttp.WithTracerProvider(tr.tp), otelhttp.WithPropagators(p))
 }
@@ -122,13 +137,7 @@ func TestDownstreamOverHTTP(t *testing.T) {
 				})))
 				defer mid.Close()
 
-				req, _ := http.NewRequest("GET", mid.URL, nil)
-				req.Header.Set("Baggage", incoming)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
+				get(t, mid.URL, incoming)
 				for _, e := range errs {
 					t.Error(e)
 				}

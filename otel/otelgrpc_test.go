@@ -145,13 +145,7 @@ func TestDownstreamOverGRPC(t *testing.T) {
 			}))))
 			defer a.Close()
 
-			req, _ := http.NewRequest("GET", a.URL, nil)
-			req.Header.Set("Baggage", incoming)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			get(t, a.URL, incoming)
 			for _, e := range errs {
 				t.Error(e)
 			}

@@ -80,13 +80,7 @@ func TestSpanProfilerOverHTTP(t *testing.T) {
 			defer srv.Close()
 
 			p := profiletest.Record(t, func() {
-				req, _ := http.NewRequest("GET", srv.URL+"/bike", nil)
-				req.Header.Set("Baggage", k6Header)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
+				get(t, srv.URL+"/bike", k6Header)
 			})
 			rootID := <-ids
 			root := tr.span(t, rootID)
@@ -172,17 +166,11 @@ func TestContextInConsumerOverHTTP(t *testing.T) {
 	})))
 	defer srv.Close()
 	p := profiletest.Record(t, func() {
-		req, _ := http.NewRequest("GET", srv.URL, nil)
 		// OpenTelemetry's parser drops the name with a space; the one on the
 		// second line arrives and is cleaned by the middleware's rules (the
 		// query string goes).
-		req.Header.Add("Baggage", "k6.test_run_id=123, k6.scenario=checkout, k6.name=GET bike")
-		req.Header.Add("Baggage", "k6.name=http://127.0.0.1/bike?id=3")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		get(t, srv.URL, "k6.test_run_id=123, k6.scenario=checkout, k6.name=GET bike",
+			"k6.name=http://127.0.0.1/bike?id=3")
 	})
 	rootID := <-ids
 	root := tr.span(t, rootID)
