@@ -18,7 +18,7 @@
 //
 // It is a drop-in replacement for pyroscope-go's experimental x/k6 package:
 // [LabelsFromBaggageHandler] has the same name, signature and defaults, and
-// the gRPC interceptors live in the github.com/k6labels/k6labels/grpc module.
+// the gRPC interceptors live in the github.com/k6labels/k6labels/k6grpc module.
 // This module itself depends only on the standard library.
 //
 // # Quick start

@@ -8,7 +8,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gorilla/mux v1.8.1
 	github.com/k6labels/k6labels v0.0.0
-	github.com/k6labels/k6labels/grpc v0.0.0
+	github.com/k6labels/k6labels/k6grpc v0.0.0
 	github.com/k6labels/k6labels/internal/profiletest v0.0.0
 	github.com/labstack/echo/v4 v4.16.5
 	google.golang.org/grpc v1.85.0
@@ -54,6 +54,6 @@ require (
 
 replace (
 	github.com/k6labels/k6labels => ..
-	github.com/k6labels/k6labels/grpc => ../grpc
+	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
 )

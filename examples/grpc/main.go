@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	k6grpc "github.com/k6labels/k6labels/grpc"
+	"github.com/k6labels/k6labels/k6grpc"
 
 	"github.com/k6labels/k6labels/examples/internal/show"
 )

@@ -1,4 +1,4 @@
-module github.com/k6labels/k6labels/grpc
+module github.com/k6labels/k6labels/k6grpc
 
 go 1.26.0
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels"
-	k6grpc "github.com/k6labels/k6labels/grpc"
 	"github.com/k6labels/k6labels/internal/profiletest"
+	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"

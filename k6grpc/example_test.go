@@ -6,7 +6,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/k6labels/k6labels"
-	k6grpc "github.com/k6labels/k6labels/grpc"
+	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels"
-	k6grpc "github.com/k6labels/k6labels/grpc"
+	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"

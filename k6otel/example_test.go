@@ -9,7 +9,7 @@ import (
 
 	otelpyroscope "github.com/grafana/otel-profiling-go"
 	"github.com/k6labels/k6labels"
-	k6otel "github.com/k6labels/k6labels/otel"
+	"github.com/k6labels/k6labels/k6otel"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels"
-	k6grpc "github.com/k6labels/k6labels/grpc"
+	"github.com/k6labels/k6labels/k6grpc"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	k6grpc "github.com/k6labels/k6labels/grpc"
+	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
