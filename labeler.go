@@ -279,3 +279,27 @@ func Do(ctx context.Context, f func(context.Context)) {
 	pprof.SetGoroutineLabels(ctx)
 	f(ctx)
 }
+
+// Labels is [Labeler.Context] that also reports whether it added labels, the
+// entry point for adapters: with ok false, ctx is returned as it was and
+// nothing is to be done for the request.
+func (l *Labeler) Labels(ctx context.Context, baggage []string) (_ context.Context, ok bool) {
+	return l.context(ctx, baggage, nil)
+}
+
+// LabelName returns the pprof label name that baggage key makes, and false
+// if key makes no label (it does not start with "k6.", or is too long).
+func LabelName(key string) (string, bool) {
+	name, ok := labelName(key, nil)
+	return string(name), ok
+}
+
+// LabelValue returns the label value that a Labeler made with opts gives the
+// baggage member key=value, as sent, before the cardinality cap: decoded,
+// cleaned, cut to length and, for a k6.name URL, without its query string.
+// Tools that match k6's own results with profiles use it to name requests
+// exactly as the labels do.
+func LabelValue(key, value string, opts ...Option) string {
+	c := newConfig(opts)
+	return labelValue(key, value, c.maxValueBytes, c.keepQuery)
+}
