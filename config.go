@@ -1,6 +1,9 @@
 package k6labels
 
-import "net/http"
+import (
+	"context"
+	"net/http"
+)
 
 // Defaults and hard limits of the options. The hard limits are Pyroscope's: a
 // profile that breaks one of them is rejected whole by the server.
@@ -25,8 +28,9 @@ type config struct {
 	maxLabels     int
 	maxValues     int
 	keepQuery     bool
-	routePattern  bool           // WithRoutePattern or WithServeMux
-	mux           *http.ServeMux // WithServeMux
+	routePattern  bool                                          // WithRoutePattern or WithServeMux
+	nameFunc      func(ctx context.Context, name string) string // WithNameFunc
+	mux           *http.ServeMux                                // WithServeMux
 }
 
 func newConfig(opts []Option) config {
@@ -133,4 +137,15 @@ func WithRoutePattern() Option {
 // [WithRoutePattern] alone. The default is off.
 func WithServeMux(mux *http.ServeMux) Option {
 	return optionFunc(func(c *config) { c.routePattern, c.mux = true, mux })
+}
+
+// WithNameFunc sets the k6_name value of each labelled request to
+// f(ctx, name), where ctx is the context being labelled and name the value
+// k6 sent, cleaned. It is the naming hook of adapters that are not net/http:
+// the gRPC interceptors (grpc.Method(ctx) is the call's full method) and
+// [Labeler.Labels] callers. The result is cleaned like any label value; ""
+// means no k6_name label. f is called only for requests with a k6.name
+// member, and must be cheap and safe for concurrent use.
+func WithNameFunc(f func(ctx context.Context, name string) string) Option {
+	return optionFunc(func(c *config) { c.nameFunc = f })
 }

@@ -68,6 +68,9 @@ func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request
 			slot.Store(&c)
 		}
 	}
+	if l.cfg.nameFunc != nil && res.set != nil {
+		res = l.rename(ctx, res)
+	}
 	res.count()
 	if res.set == nil {
 		return ctx, false
@@ -302,4 +305,25 @@ func LabelName(key string) (string, bool) {
 func LabelValue(key, value string, opts ...Option) string {
 	c := newConfig(opts)
 	return labelValue(key, value, c.maxValueBytes, c.keepQuery)
+}
+
+// rename applies the WithNameFunc hook to res's k6_name label.
+func (l *Labeler) rename(ctx context.Context, res result) result {
+	var buf [maxLabelsLimit]label
+	labels := append(buf[:0], res.set.labels...)
+	for i := range labels {
+		if labels[i].name != "k6_name" {
+			continue
+		}
+		if v := cleanValue(l.cfg.nameFunc(ctx, labels[i].value), l.cfg.maxValueBytes); v != "" {
+			labels[i].value = v
+		} else {
+			labels = append(labels[:i], labels[i+1:]...)
+		}
+		var dropped int
+		res.set, res.overflowed, dropped = reg.labelSet(labels, l.cfg.maxValues)
+		res.skipped += dropped
+		break
+	}
+	return res
 }
