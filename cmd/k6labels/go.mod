@@ -1,0 +1,10 @@
+module github.com/k6labels/k6labels/cmd/k6labels
+
+go 1.26.0
+
+require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	google.golang.org/protobuf v1.36.12
+)
+
+replace github.com/k6labels/k6labels => ../..
