@@ -7,9 +7,9 @@ require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gorilla/mux v1.8.1
-	github.com/k6labels/k6labels v0.0.0
-	github.com/k6labels/k6labels/k6grpc v0.0.0
-	github.com/k6labels/k6labels/internal/profiletest v0.0.0
+	github.com/k6labels/k6labels v0.1.0
+	github.com/k6labels/k6labels/internal/profiletest v0.1.0
+	github.com/k6labels/k6labels/k6grpc v0.1.0
 	github.com/labstack/echo/v4 v4.16.5
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -54,6 +54,6 @@ require (
 
 replace (
 	github.com/k6labels/k6labels => ..
-	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
+	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 )

@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
-	github.com/k6labels/k6labels v0.0.0
-	github.com/k6labels/k6labels/k6grpc v0.0.0
-	github.com/k6labels/k6labels/internal/profiletest v0.0.0
+	github.com/k6labels/k6labels v0.1.0
+	github.com/k6labels/k6labels/internal/profiletest v0.1.0
+	github.com/k6labels/k6labels/k6grpc v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
@@ -22,6 +22,6 @@ require (
 
 replace (
 	github.com/k6labels/k6labels => ..
-	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
+	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 )

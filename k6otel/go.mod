@@ -2,15 +2,15 @@ module github.com/k6labels/k6labels/k6otel
 
 go 1.26.0
 
-require github.com/k6labels/k6labels v0.0.0
+require github.com/k6labels/k6labels v0.1.0
 
 replace github.com/k6labels/k6labels => ..
 
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/grafana/otel-profiling-go v0.7.0
-	github.com/k6labels/k6labels/k6grpc v0.0.0
-	github.com/k6labels/k6labels/internal/profiletest v0.0.0
+	github.com/k6labels/k6labels/internal/profiletest v0.1.0
+	github.com/k6labels/k6labels/k6grpc v0.1.0
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
