@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/k6labels/k6labels v0.1.0
 	google.golang.org/protobuf v1.36.12
 )
 

@@ -1,0 +1,249 @@
+// Package k6results reads the results k6 writes with --out json=FILE or
+// --out csv=FILE (either gzip-compressed or not) and counts the HTTP requests
+// per scenario and request name, named as the k6labels labels name them.
+//
+// The files are streamed: memory stays bounded by the number of distinct
+// (scenario, name) pairs, never by the number of points.
+package k6results
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/k6labels/k6labels"
+)
+
+// Key names one request row: a k6 scenario and a request name as the
+// k6_name label holds it (see [Name]).
+type Key struct {
+	Scenario string
+	Name     string
+}
+
+// Results are the http_reqs counts of one k6 run.
+type Results struct {
+	Format   string        // "json" or "csv"
+	Requests map[Key]int64 // http_reqs per scenario and normalized name
+	Total    int64         // all http_reqs
+	// Start and End are the times of the first and last http_reqs point:
+	// to the nanosecond for json, to the second for csv (k6 writes whole
+	// seconds there).
+	Start, End time.Time
+	Points     int64 // points of any metric read (json Point lines, csv rows)
+}
+
+// ErrNoHTTPReqs is returned, wrapped, for results without any http_reqs
+// point: a run without HTTP requests, or a file of another metric set.
+var ErrNoHTTPReqs = errors.New("no http_reqs points")
+
+// ErrFormat is returned, wrapped, for input that is neither k6's json nor
+// its csv output.
+var ErrFormat = errors.New("not k6 results")
+
+// maxLine bounds one json line, so that a hostile or broken file cannot make
+// the reader hold an unbounded line in memory.
+const maxLine = 16 << 20
+
+// Name returns the k6_name label value that the k6labels middleware makes of
+// k6's name tag: the same function, so the two always agree (query string
+// dropped from URLs, decoded, cleaned, cut to length).
+func Name(tag string) string {
+	return k6labels.LabelValue("k6.name", tag)
+}
+
+// ReadFile reads k6 results from path; see [Read].
+func ReadFile(path string) (*Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("k6 results %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// Read reads k6's json or csv output from r, gzip-compressed or not (told by
+// the first bytes). It returns an error wrapping [ErrFormat] for other data
+// and [ErrNoHTTPReqs] when no http_reqs point is in it.
+func Read(r io.Reader) (*Results, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%w: broken gzip header: %v", ErrFormat, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	res := &Results{Requests: map[Key]int64{}}
+	var err error
+	head, _ := br.Peek(len("metric_name"))
+	switch {
+	case len(bytes.TrimLeft(head, " \t\r\n")) > 0 && bytes.TrimLeft(head, " \t\r\n")[0] == '{':
+		res.Format = "json"
+		err = res.readJSON(br)
+	case string(head) == "metric_name":
+		res.Format = "csv"
+		err = res.readCSV(br)
+	default:
+		return nil, fmt.Errorf("%w: want the output of k6 run --out json=FILE or --out csv=FILE (optionally gzip), got data starting with %q",
+			ErrFormat, head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Total == 0 {
+		return nil, fmt.Errorf("%w among %d points: did the run send HTTP requests (k6/http), and is this its --out json or --out csv file?",
+			ErrNoHTTPReqs, res.Points)
+	}
+	return res, nil
+}
+
+func (res *Results) add(scenario, name string, value float64, t time.Time) {
+	n := int64(math.Round(value))
+	if n <= 0 {
+		return
+	}
+	res.Requests[Key{scenario, Name(name)}] += n
+	res.Total += n
+	if res.Start.IsZero() || t.Before(res.Start) {
+		res.Start = t
+	}
+	if t.After(res.End) {
+		res.End = t
+	}
+}
+
+// jsonPoint is the part of a k6 json line that is read.
+type jsonPoint struct {
+	Type   string `json:"type"`
+	Metric string `json:"metric"`
+	Data   struct {
+		Time  time.Time `json:"time"`
+		Value float64   `json:"value"`
+		Tags  struct {
+			Scenario string `json:"scenario"`
+			Name     string `json:"name"`
+		} `json:"tags"`
+	} `json:"data"`
+}
+
+var (
+	httpReqsMarker = []byte(`"http_reqs"`)
+	pointMarker    = []byte(`"type":"Point"`)
+)
+
+func (res *Results) readJSON(br *bufio.Reader) error {
+	var line []byte
+	for lineNo := 1; ; lineNo++ {
+		var err error
+		line, err = readLine(br, line[:0])
+		if bytes.Contains(line, pointMarker) {
+			res.Points++
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			// Only http_reqs lines are decoded: the others are most of the
+			// file and need no more than this search.
+			if bytes.Contains(line, httpReqsMarker) {
+				var p jsonPoint
+				if jerr := json.Unmarshal(line, &p); jerr != nil {
+					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
+				}
+				if p.Type == "Point" && p.Metric == "http_reqs" {
+					res.add(p.Data.Tags.Scenario, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
+				}
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+	}
+}
+
+// readLine appends the next line of br (without its newline) to buf.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLine {
+			return buf, fmt.Errorf("%w: a line longer than %d bytes", ErrFormat, maxLine)
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(buf, []byte("\n")), err
+	}
+}
+
+func (res *Results) readCSV(r io.Reader) error {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("%w: csv header: %v", ErrFormat, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, c := range []string{"metric_name", "timestamp", "metric_value", "scenario", "name"} {
+		if _, ok := col[c]; !ok {
+			return fmt.Errorf("%w: the csv header has no %s column: %q", ErrFormat, c, header)
+		}
+	}
+	last := slices.Max([]int{col["metric_name"], col["timestamp"], col["metric_value"], col["scenario"], col["name"]})
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		res.Points++
+		if len(rec) <= last || rec[col["metric_name"]] != "http_reqs" {
+			continue
+		}
+		ts, err := strconv.ParseFloat(rec[col["timestamp"]], 64)
+		if err != nil {
+			return fmt.Errorf("%w: csv row %d: timestamp %q", ErrFormat, res.Points, rec[col["timestamp"]])
+		}
+		v, err := strconv.ParseFloat(rec[col["metric_value"]], 64)
+		if err != nil {
+			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
+		}
+		sec, frac := math.Modf(ts)
+		res.add(rec[col["scenario"]], rec[col["name"]], v, time.Unix(int64(sec), int64(frac*1e9)).UTC())
+	}
+}
+
+// Keys returns the keys of res.Requests, sorted by scenario, then name.
+func (res *Results) Keys() []Key {
+	keys := make([]Key, 0, len(res.Requests))
+	for k := range res.Requests {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		return cmp.Or(cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Name, b.Name))
+	})
+	return keys
+}

@@ -1,0 +1,201 @@
+package k6results_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+)
+
+// fixtures returns the shared fixtures folder, found upwards from here.
+func fixtures(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f := filepath.Join(dir, "shared", "fixtures")
+		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
+			return f
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no shared/fixtures/README.md above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// independentCounts counts http_reqs per scenario and name of a gzip json
+// file another way than the package: a json.Decoder over the whole stream
+// into generic maps, the name cut at '?' as the fixtures README does.
+func independentCounts(t *testing.T, path string) (map[k6results.Key]int64, time.Time, time.Time) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(zr)
+	counts := map[k6results.Key]int64{}
+	var first, last time.Time
+	for {
+		var v map[string]any
+		if err := dec.Decode(&v); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if v["type"] != "Point" || v["metric"] != "http_reqs" {
+			continue
+		}
+		data := v["data"].(map[string]any)
+		tags := data["tags"].(map[string]any)
+		name, _, _ := strings.Cut(tags["name"].(string), "?")
+		counts[k6results.Key{Scenario: tags["scenario"].(string), Name: name}]++
+		ts, err := time.Parse(time.RFC3339Nano, data["time"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.IsZero() || ts.Before(first) {
+			first = ts
+		}
+		if ts.After(last) {
+			last = ts
+		}
+	}
+	return counts, first, last
+}
+
+func TestFixtures(t *testing.T) {
+	dir := fixtures(t)
+	const base = "http://127.0.0.1:18080"
+	// Figures from the fixtures README.
+	readme := map[string]struct {
+		total, points int64
+		car, bike     int64
+		firstMs       int64
+		lastMs        int64
+	}{
+		"k6/run-fx1":    {7273, 101852, 2479, 1185, 1796234565970, 1796234580965},
+		"k6/run-fx2":    {6971, 97624, 2340, 1154, 1796234586090, 1796234601094},
+		"local/run-fx4": {9764, 0, 3316, 1597, 0, 0},
+	}
+	for name, want := range readme {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".json.gz")
+			js, err := k6results.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := k6results.ReadFile(filepath.Join(dir, name+".csv.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts, first, last := independentCounts(t, path)
+			if !maps.Equal(js.Requests, counts) {
+				t.Errorf("json counts %v, counted independently %v", js.Requests, counts)
+			}
+			if !maps.Equal(cs.Requests, counts) {
+				t.Errorf("csv counts %v, json counted independently %v", cs.Requests, counts)
+			}
+			if !js.Start.Equal(first) || !js.End.Equal(last) {
+				t.Errorf("json range %s – %s, independently %s – %s", js.Start, js.End, first, last)
+			}
+			if cs.Start.Unix() != first.Unix() || cs.End.Unix() != last.Unix() {
+				t.Errorf("csv range %s – %s, want the seconds of %s – %s", cs.Start, cs.End, first, last)
+			}
+			if js.Format != "json" || cs.Format != "csv" {
+				t.Errorf("formats %q, %q", js.Format, cs.Format)
+			}
+			if js.Total != want.total || cs.Total != want.total {
+				t.Errorf("totals json %d, csv %d, README %d", js.Total, cs.Total, want.total)
+			}
+			if want.points > 0 && js.Points != want.points {
+				t.Errorf("json points %d, README %d", js.Points, want.points)
+			}
+			if got := js.Requests[k6results.Key{Scenario: "rush_hour", Name: base + "/car"}]; got != want.car {
+				t.Errorf("rush_hour /car: %d, README %d", got, want.car)
+			}
+			if got := js.Requests[k6results.Key{Scenario: "off_peak", Name: base + "/bike"}]; got != want.bike {
+				t.Errorf("off_peak /bike: %d, README %d", got, want.bike)
+			}
+			if want.firstMs > 0 && (js.Start.UnixMilli() != want.firstMs || js.End.UnixMilli() != want.lastMs) {
+				t.Errorf("range %d – %d ms, README %d – %d", js.Start.UnixMilli(), js.End.UnixMilli(), want.firstMs, want.lastMs)
+			}
+			if len(js.Requests) != 5 {
+				t.Errorf("%d (scenario, name) pairs, want 5: %v", len(js.Requests), js.Keys())
+			}
+		})
+	}
+}
+
+func TestReadPlainAndNames(t *testing.T) {
+	in := `{"type":"Metric","data":{"name":"http_reqs"},"metric":"http_reqs"}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:01Z","value":1,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}
+
+{"metric":"http_req_duration","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":7,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:03Z","value":1,"tags":{"name":"http://h:1/car?id=2","scenario":"a"}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:02Z","value":1,"tags":{"name":"order%20bike","scenario":"b"}}}`
+	res, err := k6results.Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[k6results.Key]int64{{Scenario: "a", Name: "http://h:1/car"}: 2, {Scenario: "b", Name: "order bike"}: 1}
+	if !maps.Equal(res.Requests, want) {
+		t.Errorf("counts %v, want %v", res.Requests, want)
+	}
+	if res.Start.Second() != 1 || res.End.Second() != 3 || res.Points != 4 {
+		t.Errorf("range %s – %s (the duration point at :09 must not count), points %d", res.Start, res.End, res.Points)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"metric":"vus","type":"Point","data":{"time":"2026-01-01T00:00:01Z","value":1,"tags":{}}}` + "\n"))
+	zw.Close()
+	for name, c := range map[string]struct {
+		in   string
+		want error
+		text string
+	}{
+		"profile":       {"\x0a\x04\x08\x01\x10\x02", k6results.ErrFormat, "--out json=FILE"},
+		"empty":         {"", k6results.ErrFormat, "--out json=FILE"},
+		"no http_reqs":  {gz.String(), k6results.ErrNoHTTPReqs, "among 1 points"},
+		"csv no reqs":   {"metric_name,timestamp,metric_value,scenario,name\nvus,1,1,a,b\n", k6results.ErrNoHTTPReqs, "k6/http"},
+		"csv columns":   {"metric_name,timestamp\nhttp_reqs,1\n", k6results.ErrFormat, "no metric_value column"},
+		"broken json":   {`{"metric":"http_reqs","type":"Point","data":{` + "\n", k6results.ErrFormat, "line 1 is not JSON"},
+		"broken gzip":   {"\x1f\x8bxx", k6results.ErrFormat, "gzip"},
+		"csv timestamp": {"metric_name,timestamp,metric_value,scenario,name\nhttp_reqs,x,1,a,b\n", k6results.ErrFormat, "timestamp"},
+	} {
+		_, err := k6results.Read(strings.NewReader(c.in))
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: %v, want %v mentioning %q", name, err, c.want, c.text)
+		}
+	}
+	if _, err := k6results.ReadFile(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	in := `{"metric":"x","pad":"` + strings.Repeat("a", 17<<20) + `"}`
+	if _, err := k6results.Read(strings.NewReader(in)); !errors.Is(err, k6results.ErrFormat) || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("17 MB line: %v", err)
+	}
+}
