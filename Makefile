@@ -6,11 +6,27 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet lint fmt-check fuzz bench bench-compare ci demo-smoke soak
+.PHONY: test vet lint fmt-check fuzz bench bench-compare ci demo-smoke soak \
+	test-gowork-off test-go1.27 release release-check consumer-check
 
 ## test: run every module's tests with the race detector.
 test:
 	@set -e; for d in $(MODULES); do echo "== $$d"; (cd $$d && go test -race -count=1 ./...); done
+
+## test-gowork-off: run every module's tests without the workspace, as each
+## go.mod alone resolves its dependencies (siblings through their replace).
+test-gowork-off:
+	@set -e; for d in $(MODULES); do echo "== GOWORK=off $$d"; (cd $$d && GOWORK=off go test -count=1 ./...); done
+
+# The other Go release tested; the go command fetches it through the module proxy.
+GO_NEXT := go1.27.3
+NEXT_MODULES := . ./k6grpc
+
+## test-go1.27: the root and k6grpc modules' tests (the goroutine-label
+## restore a new runtime could break) under $(GO_NEXT) as well.
+test-go1.27:
+	@set -e; for d in $(NEXT_MODULES); do echo "== $(GO_NEXT) $$d"; \
+		(cd $$d && GOTOOLCHAIN=$(GO_NEXT) go version && GOTOOLCHAIN=$(GO_NEXT) go test -race -count=1 ./...); done
 
 ## vet: go vet every module.
 vet:
@@ -59,5 +75,23 @@ soak:
 	cd integration && go test -count=1 -timeout 3h -v -soak \
 		-run 'TestCardinalityFlood|TestGarbage|TestNoLabelLeak|TestConcurrentClients' .
 
+# The upcoming release: every inter-module requirement is at this version.
+RELEASE_VERSION := v0.1.0
+
+## release: set every inter-module requirement to VERSION, check each module
+## with GOWORK=off and print the tags to push (docs/release.md).
+release:
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=v0.1.0"; exit 2; }
+	go run ./tools/release $(VERSION)
+
+## release-check: fail unless every inter-module requirement is RELEASE_VERSION.
+release-check:
+	go run ./tools/release -check $(RELEASE_VERSION)
+
+## consumer-check: install every published module at RELEASE_VERSION from a
+## file-based module proxy of the working tree, as a user would, and run it.
+consumer-check:
+	go run ./tools/consumercheck $(RELEASE_VERSION)
+
 ## ci: everything .ci/run checks.
-ci: fmt-check vet lint test fuzz demo-smoke
+ci: fmt-check vet lint test test-gowork-off test-go1.27 fuzz demo-smoke release-check consumer-check
