@@ -1,0 +1,274 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Write writes the diff in format f.
+func (d *Diff) Write(w io.Writer, f Format) error {
+	if f == JSON {
+		return writeJSON(w, d.jsonDiff())
+	}
+	heading(w, f, 2, "k6labels diff: "+d.measure()+", before → after")
+	fmt.Fprintf(w, "before: %s, %s%s\n", d.Before.Source, runOf(d.Before), elapsed(d.Before))
+	fmt.Fprintf(w, "after:  %s, %s%s\n", d.After.Source, runOf(d.After), elapsed(d.After))
+	if d.MatchName {
+		fmt.Fprintln(w, "Rows are matched by their full k6_name.")
+	} else {
+		fmt.Fprintln(w, "Rows are matched by URL path: k6_name holds scheme://host:port, which may differ between runs (--match name to match full names).")
+	}
+	switch d.Normalize {
+	case "none":
+		if d.PerRequest {
+			fmt.Fprintln(w, "Changes are not normalized for machine speed (raw = normalized).")
+		}
+	default:
+		fmt.Fprintf(w, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.\n",
+			signedPct(d.Speed-1), describeNormalize(d.Normalize))
+	}
+	fmt.Fprintf(w, "Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.\n\n",
+		100*d.Alpha, d.Tested)
+	var groups []Grouping
+	for _, dr := range d.Rows {
+		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, dr.By) }) {
+			groups = append(groups, dr.By)
+		}
+	}
+	for _, g := range groups {
+		t := &table{head: []string{groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "verdict"}}
+		for _, dr := range d.Rows {
+			if !slices.Equal(dr.By, g) {
+				continue
+			}
+			cells := []string{dr.Key}
+			if dr.Before != nil && dr.After != nil {
+				cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), signedPct(dr.Raw), signedPct(dr.Normalized))
+			} else {
+				cells = append(cells, "", "", "", "")
+			}
+			interval := ""
+			if !math.IsNaN(dr.Low) {
+				interval = signedPct(dr.Low) + " … " + signedPct(dr.High)
+			}
+			t.add(append(cells, interval, dr.Verdict)...)
+		}
+		t.write(w, f)
+	}
+	worse := false
+	for _, dr := range d.Rows {
+		if dr.Verdict != Worse {
+			continue
+		}
+		if !worse {
+			heading(w, f, 3, "Rows that got costlier, and the functions whose self CPU per request grew most")
+			worse = true
+		}
+		fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, signedPct(dr.Normalized), signedPct(dr.Raw))
+		if f == Markdown {
+			fmt.Fprintln(w)
+		}
+		t := &table{head: []string{"function", "before", "after", "growth"}}
+		for _, fc := range dr.Grew {
+			t.add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
+		}
+		t.write(w, f)
+	}
+	if !worse {
+		fmt.Fprintln(w, "No row got costlier beyond sampling noise.")
+		fmt.Fprintln(w)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	return nil
+}
+
+func runOf(r *Report) string {
+	if r.RunID == "" {
+		return "every test run"
+	}
+	return LabelRunID + "=" + r.RunID
+}
+
+func describeNormalize(m string) string {
+	switch {
+	case m == "median":
+		return "the median change of the k6_name rows, --normalize median, the default"
+	case m == "total":
+		return "the change of the run's k6-labelled CPU per request, --normalize total"
+	}
+	return "the change of the control row " + strings.TrimPrefix(m, "row:") + ", --normalize " + m
+}
+
+// The json output of a diff. Field names are stable: add, never rename.
+type (
+	jsonDiff struct {
+		Version    int           `json:"version"`
+		Measure    string        `json:"measure"` // cpu_per_request_ms or share_of_k6
+		Before     jsonDiffSide  `json:"before"`
+		After      jsonDiffSide  `json:"after"`
+		MatchBy    string        `json:"match_by"` // url_path or name
+		Normalize  string        `json:"normalize"`
+		Speed      float64       `json:"speed_factor"`
+		Alpha      float64       `json:"alpha"`
+		Tested     int           `json:"rows_tested"`
+		Rows       []jsonDiffRow `json:"rows"`
+		Notes      []string      `json:"notes"`
+		Regression bool          `json:"any_worse"`
+	}
+	jsonDiffSide struct {
+		Source    string `json:"source"`
+		TestRunID string `json:"test_run_id,omitempty"`
+		Requests  *int64 `json:"requests,omitempty"`
+	}
+	jsonDiffRow struct {
+		By            []string         `json:"by"`
+		Key           string           `json:"key"`
+		Before        *float64         `json:"before,omitempty"`
+		After         *float64         `json:"after,omitempty"`
+		BeforeSamples int64            `json:"before_samples"`
+		AfterSamples  int64            `json:"after_samples"`
+		Raw           *float64         `json:"raw_change,omitempty"`
+		Normalized    *float64         `json:"normalized_change,omitempty"`
+		Low           *float64         `json:"normalized_change_low,omitempty"`
+		High          *float64         `json:"normalized_change_high,omitempty"`
+		P             float64          `json:"p_value"`
+		Beyond        bool             `json:"beyond_noise"`
+		Verdict       string           `json:"verdict"`
+		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`
+	}
+	jsonFuncChange struct {
+		Function string  `json:"function"`
+		Before   float64 `json:"before"`
+		After    float64 `json:"after"`
+	}
+)
+
+func num(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+func side(r *Report) jsonDiffSide {
+	s := jsonDiffSide{Source: r.Source, TestRunID: r.RunID}
+	if r.HasRequests {
+		n := r.Requests
+		s.Requests = &n
+	}
+	return s
+}
+
+func (d *Diff) jsonDiff() jsonDiff {
+	j := jsonDiff{Version: 1, Measure: "share_of_k6", Before: side(d.Before), After: side(d.After), MatchBy: "url_path",
+		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, Rows: []jsonDiffRow{}, Notes: append([]string{}, d.Notes...)}
+	if d.PerRequest {
+		j.Measure = "cpu_per_request_ms"
+	}
+	if d.MatchName {
+		j.MatchBy = "name"
+	}
+	for _, dr := range d.Rows {
+		jr := jsonDiffRow{By: dr.By, Key: dr.Key, Raw: num(dr.Raw), Normalized: num(dr.Normalized), Low: num(dr.Low), High: num(dr.High),
+			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict}
+		if dr.Before != nil {
+			jr.BeforeSamples = dr.Before.Samples
+		}
+		if dr.After != nil {
+			jr.AfterSamples = dr.After.Samples
+		}
+		if dr.Before != nil && dr.After != nil {
+			jr.Before, jr.After = num(dr.BeforeValue), num(dr.AfterValue)
+		}
+		for _, fc := range dr.Grew {
+			jr.Grew = append(jr.Grew, jsonFuncChange{fc.Name, fc.Before, fc.After})
+		}
+		j.Regression = j.Regression || dr.Verdict == Worse
+		j.Rows = append(j.Rows, jr)
+	}
+	return j
+}
+
+// WriteProfiles writes the merged profiles of the two runs to beforePath
+// and afterPath and returns the go tool pprof command that shows the diff
+// flame graph of the worst row: of the runs, focused on the row by
+// -tagfocus when the samples carry labels; else of the row's own profiles.
+func (d *Diff) WriteProfiles(beforePath, afterPath string) (string, error) {
+	bp, ap := d.Before.prof, d.After.prof
+	worst := d.Worst()
+	labelled := hasLabel(bp, LabelName) && hasLabel(ap, LabelName)
+	focus := ""
+	if worst != nil {
+		if labelled {
+			focus = tagFocus(worst)
+		} else if worst.Before != nil && worst.After != nil && worst.Before.prof != nil && worst.After.prof != nil {
+			bp, ap = worst.Before.prof, worst.After.prof
+		}
+	}
+	if bp == nil || ap == nil {
+		return "", fmt.Errorf("%w: no merged profile to write", ErrNoData)
+	}
+	for _, x := range []struct {
+		p    *profile.Profile
+		path string
+	}{{bp, beforePath}, {ap, afterPath}} {
+		f, err := os.Create(x.path)
+		if err != nil {
+			return "", err
+		}
+		err = x.p.Write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("writing %s: %w", x.path, err)
+		}
+	}
+	cmd := "go tool pprof -http=localhost:0 -diff_base=" + ShellQuote(beforePath)
+	if focus != "" {
+		cmd += " -tagfocus=" + ShellQuote(focus)
+	}
+	cmd += " " + ShellQuote(afterPath)
+	return cmd, nil
+}
+
+func hasLabel(p *profile.Profile, label string) bool {
+	if p == nil {
+		return false
+	}
+	for _, s := range p.Sample {
+		if len(s.Label[label]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tagFocus returns a pprof -tagfocus value selecting dr's samples: its
+// k6_name by path (a regexp anchored at the end), or its scenario.
+func tagFocus(dr *DiffRow) string {
+	row := dr.After
+	for i, label := range row.By {
+		if label == LabelName {
+			return label + "=" + regexp.QuoteMeta(URLPath(row.Values[i])) + "$"
+		}
+	}
+	return row.By[0] + "=^" + regexp.QuoteMeta(row.Values[0]) + "$"
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+:@=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,310 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// A Format is one of the output formats of reports and diffs.
+type Format string
+
+// The output formats.
+const (
+	Text     Format = "text"     // aligned tables for a terminal
+	Markdown Format = "markdown" // GitHub-flavoured tables, for CI summaries and PR comments
+	JSON     Format = "json"     // one object; fields documented in docs/report.md
+)
+
+// ParseFormat checks a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case Text, Markdown, JSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("--format: unknown format %q: use text, markdown or json", s)
+}
+
+// table is a table of cells; the first column is left-aligned, the others
+// right-aligned.
+type table struct {
+	head []string
+	rows [][]string
+}
+
+func (t *table) add(cells ...string) {
+	for len(cells) < len(t.head) {
+		cells = append(cells, "")
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// write renders t as aligned text (indented by two spaces) or markdown.
+func (t *table) write(w io.Writer, f Format) {
+	if f == Markdown {
+		esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+		line := func(cells []string) {
+			for i := range cells {
+				cells[i] = esc(cells[i])
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		line(slices.Clone(t.head))
+		seps := []string{"---"}
+		for range t.head[1:] {
+			seps = append(seps, "---:")
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
+		for _, r := range t.rows {
+			line(slices.Clone(r))
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	width := make([]int, len(t.head))
+	for _, r := range append([][]string{t.head}, t.rows...) {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range append([][]string{t.head}, t.rows...) {
+		var b strings.Builder
+		b.WriteString(" ")
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			b.WriteString(" ")
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString(" " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	fmt.Fprintln(w)
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
+func pct(f float64) string        { return fmt.Sprintf("%.1f%%", 100*f) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.3f", float64(d)/1e6) }
+
+func heading(w io.Writer, f Format, level int, s string) {
+	if f == Markdown {
+		fmt.Fprintf(w, "%s %s\n\n", strings.Repeat("#", level), s)
+		return
+	}
+	fmt.Fprintf(w, "%s\n\n", s)
+}
+
+func groupTitle(g Grouping) string { return strings.Join(g, " × ") }
+
+// Write writes the report in format f.
+func (r *Report) Write(w io.Writer, f Format) error {
+	if f == JSON {
+		return writeJSON(w, r.jsonReport())
+	}
+	run := "every test run in it"
+	if r.RunID != "" {
+		run = LabelRunID + "=" + r.RunID
+	}
+	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, run))
+	fmt.Fprintf(w, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).\n",
+		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
+		secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
+	if r.HasRequests {
+		fmt.Fprintf(w, "k6 results: %d requests from %s to %s (%.1fs).\n", r.Requests,
+			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
+	} else {
+		fmt.Fprintln(w, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
+	}
+	fmt.Fprintln(w)
+	var groups []Grouping
+	for _, row := range r.Rows {
+		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, row.By) }) {
+			groups = append(groups, row.By)
+		}
+	}
+	for _, g := range groups {
+		t := &table{head: []string{groupTitle(g), "CPU", "of all", "of k6"}}
+		if r.HasRequests {
+			t.head = append(t.head, "requests", "ms/request", fmt.Sprintf("%.0f%% interval", 100*r.Confidence))
+		}
+		for _, row := range r.RowsBy(g) {
+			cells := []string{row.Key(), secs(row.CPU), pct(row.OfAll), pct(row.OfK6)}
+			if r.HasRequests {
+				if row.Requests > 0 {
+					cells = append(cells, fmt.Sprint(row.Requests), ms(row.PerRequest.Est), ms(row.PerRequest.Low)+"–"+ms(row.PerRequest.High))
+				} else {
+					cells = append(cells, "0", "", "")
+				}
+			}
+			t.add(cells...)
+		}
+		t.add("(no k6 labels)", secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
+		t.write(w, f)
+	}
+	for _, row := range r.Rows {
+		if len(row.Top) == 0 {
+			continue
+		}
+		heading(w, f, 3, fmt.Sprintf("Top functions by self CPU, %s=%s", strings.Join(row.By, ","), row.Key()))
+		t := &table{head: []string{"function", "self CPU", "of row"}}
+		for _, fn := range row.Top {
+			t.add(fn.Name, secs(fn.CPU), pct(fn.Share))
+		}
+		t.write(w, f)
+	}
+	if len(r.Unmatched) > 0 {
+		fmt.Fprintln(w, "k6 request names that no sample carries as k6_name (no CPU measured for them):")
+		for _, u := range r.Unmatched {
+			fmt.Fprintf(w, "  %s (%d requests)\n", u.Name, u.Requests)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	fmt.Fprintln(w, "of all: share of all the CPU in the source; of k6: share of the k6-labelled CPU of the run;")
+	fmt.Fprintln(w, "(no k6 labels): samples without k6_test_run_id (runtime, background work, other clients).")
+	if r.HasRequests {
+		fmt.Fprintf(w, "ms/request: the row's CPU / its http_reqs; the interval is the %.0f%% Poisson interval of the\n", 100*r.Confidence)
+		fmt.Fprintln(w, "row's sample count (sampling noise only), divided by the requests.")
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// The json output. Field names are stable: add, never rename.
+type (
+	jsonReport struct {
+		Version              int             `json:"version"`
+		Source               string          `json:"source"`
+		TestRunID            string          `json:"test_run_id,omitempty"`
+		CPUSeconds           float64         `json:"cpu_seconds"`
+		Samples              int64           `json:"samples"`
+		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`
+		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"`
+		UnlabelledShare      float64         `json:"unlabelled_share"`
+		Requests             *int64          `json:"requests,omitempty"`
+		Start                *time.Time      `json:"start,omitempty"`
+		End                  *time.Time      `json:"end,omitempty"`
+		Confidence           float64         `json:"confidence"`
+		Rows                 []jsonRow       `json:"rows"`
+		Unmatched            []jsonUnmatched `json:"unmatched_names"`
+		Notes                []string        `json:"notes"`
+	}
+	jsonRow struct {
+		By              []string   `json:"by"`
+		Values          []string   `json:"values"`
+		CPUSeconds      float64    `json:"cpu_seconds"`
+		Samples         int64      `json:"samples"`
+		ShareOfAll      float64    `json:"share_of_all"`
+		ShareOfK6       float64    `json:"share_of_k6"`
+		Requests        *int64     `json:"requests,omitempty"`
+		CPUPerRequestMs *float64   `json:"cpu_per_request_ms,omitempty"`
+		LowMs           *float64   `json:"cpu_per_request_ms_low,omitempty"`
+		HighMs          *float64   `json:"cpu_per_request_ms_high,omitempty"`
+		Top             []jsonFunc `json:"top,omitempty"`
+	}
+	jsonFunc struct {
+		Function       string  `json:"function"`
+		SelfCPUSeconds float64 `json:"self_cpu_seconds"`
+		Share          float64 `json:"share"`
+	}
+	jsonUnmatched struct {
+		Name     string `json:"name"`
+		Requests int64  `json:"requests"`
+	}
+)
+
+func msf(d time.Duration) *float64 {
+	v := float64(d) / 1e6
+	return &v
+}
+
+func (r *Report) jsonReport() jsonReport {
+	j := jsonReport{
+		Version: 1, Source: r.Source, TestRunID: r.RunID,
+		CPUSeconds: r.Total.CPU.Seconds(), Samples: r.Total.Samples, K6CPUSeconds: r.K6.CPU.Seconds(),
+		UnlabelledCPUSeconds: r.Unlabelled.CPU.Seconds(), UnlabelledShare: ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU)),
+		Confidence: r.Confidence, Rows: []jsonRow{}, Unmatched: []jsonUnmatched{}, Notes: append([]string{}, r.Notes...),
+	}
+	if r.HasRequests {
+		start, end := r.Start.UTC(), r.End.UTC()
+		j.Requests, j.Start, j.End = &r.Requests, &start, &end
+	}
+	for _, row := range r.Rows {
+		jr := jsonRow{By: row.By, Values: row.Values, CPUSeconds: row.CPU.Seconds(), Samples: row.Samples,
+			ShareOfAll: row.OfAll, ShareOfK6: row.OfK6}
+		if r.HasRequests {
+			n := row.Requests
+			jr.Requests = &n
+			if n > 0 {
+				jr.CPUPerRequestMs, jr.LowMs, jr.HighMs = msf(row.PerRequest.Est), msf(row.PerRequest.Low), msf(row.PerRequest.High)
+			}
+		}
+		for _, f := range row.Top {
+			jr.Top = append(jr.Top, jsonFunc{f.Name, f.CPU.Seconds(), f.Share})
+		}
+		j.Rows = append(j.Rows, jr)
+	}
+	for _, u := range r.Unmatched {
+		j.Unmatched = append(j.Unmatched, jsonUnmatched(u))
+	}
+	return j
+}
+
+// PyroscopeWindow is the length of pyroscope-go's CPU profiling window: a
+// profile is stamped with the start of the window it covers, so a query
+// must start this much before the run to see the run's first samples.
+const PyroscopeWindow = 30 * time.Second
+
+// seriesStep is the SelectSeries resolution used for totals and runs.
+const seriesStep = 15 * time.Second
+
+// A Run is one k6 test run a Pyroscope server has CPU of.
+type Run struct {
+	ID          string
+	First, Last time.Time // stamps of its first and last points (pyroscope-go window starts)
+	CPU         time.Duration
+}
+
+// WriteRuns writes the runs of a source's window in format f.
+func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs []Run) error {
+	if f == JSON {
+		type jsonRun struct {
+			ID         string    `json:"test_run_id"`
+			First      time.Time `json:"first_point"`
+			Last       time.Time `json:"last_point"`
+			CPUSeconds float64   `json:"cpu_seconds"`
+		}
+		out := struct {
+			Source string    `json:"source"`
+			Start  time.Time `json:"start"`
+			End    time.Time `json:"end"`
+			Runs   []jsonRun `json:"runs"`
+		}{source, start.UTC(), end.UTC(), []jsonRun{}}
+		for _, r := range runs {
+			out.Runs = append(out.Runs, jsonRun{r.ID, r.First.UTC(), r.Last.UTC(), r.CPU.Seconds()})
+		}
+		return writeJSON(w, out)
+	}
+	heading(w, f, 2, fmt.Sprintf("k6 test runs: %s, %s to %s", source, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
+	t := &table{head: []string{LabelRunID, "first point", "last point", "CPU"}}
+	for _, r := range runs {
+		t.add(r.ID, r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), secs(r.CPU))
+	}
+	t.write(w, f)
+	fmt.Fprintf(w, "Points are %s steps stamped where pyroscope-go's %s CPU windows start: a run may begin up to %s after its first point.\n",
+		seriesStep, PyroscopeWindow, PyroscopeWindow)
+	return nil
+}

@@ -1,0 +1,570 @@
+// Package report splits the CPU of k6-labelled profiles by k6 test run,
+// scenario and request name, and, with k6's own results, tells the CPU that
+// one request of each row cost, with a 95% interval from the sample count.
+// [NewDiff] compares two reports and tells which rows got costlier beyond
+// sampling noise.
+//
+// The profiles come from a [Source]: pprof CPU profiles whose samples carry
+// the labels ([NewProfileSource]), or a Pyroscope server, whose merged
+// profiles carry none, so that each row is one query ([NewPyroscopeSource]).
+package report
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+)
+
+// The pprof labels k6labels sets from k6's baggage members.
+const (
+	LabelRunID    = "k6_test_run_id"
+	LabelScenario = "k6_scenario"
+	LabelName     = "k6_name"
+)
+
+// A Grouping is the labels whose values make the rows of one table.
+type Grouping []string
+
+// The groupings a report can have, in the order it shows them.
+var (
+	ByRun          = Grouping{LabelRunID}
+	ByScenario     = Grouping{LabelScenario}
+	ByName         = Grouping{LabelName}
+	ByScenarioName = Grouping{LabelScenario, LabelName}
+)
+
+// AllGroupings are the four groupings, the default of [Options.By].
+var AllGroupings = []Grouping{ByRun, ByScenario, ByName, ByScenarioName}
+
+// String returns the labels joined by ",", as in the json output.
+func (g Grouping) String() string { return strings.Join(g, ",") }
+
+// ParseGroupings parses a --by list such as "scenario,name,scenario+name":
+// run, scenario, name and scenario+name (or scenario×name), comma-separated.
+func ParseGroupings(s string) ([]Grouping, error) {
+	var out []Grouping
+	for part := range strings.SplitSeq(s, ",") {
+		var g Grouping
+		switch strings.TrimSpace(part) {
+		case "run", LabelRunID:
+			g = ByRun
+		case "scenario", LabelScenario:
+			g = ByScenario
+		case "name", LabelName:
+			g = ByName
+		case "scenario+name", "scenario×name", "scenario*name":
+			g = ByScenarioName
+		default:
+			return nil, fmt.Errorf("--by: unknown grouping %q: use run, scenario, name or scenario+name, comma-separated", part)
+		}
+		if !slices.ContainsFunc(out, func(h Grouping) bool { return slices.Equal(g, h) }) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// A Matcher selects the samples whose label Name has Value; an empty Value
+// selects the samples without that label.
+type Matcher struct {
+	Name, Value string
+}
+
+// A Count is CPU in profiler samples and in time.
+type Count struct {
+	Samples int64
+	CPU     time.Duration
+}
+
+func (c Count) add(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
+
+// A Source gives the CPU profiles that a report splits. Its methods are
+// called from one goroutine.
+type Source interface {
+	// String describes the source in the report's header.
+	String() string
+	// Totals returns the CPU in the source by k6_test_run_id value, with
+	// the CPU of samples without that label under "".
+	Totals(ctx context.Context) (map[string]Count, error)
+	// Values returns the values that label has on samples in the source.
+	Values(ctx context.Context, label string) ([]string, error)
+	// Profile returns the merged CPU profile of the samples that match
+	// every matcher; it has no samples when none match.
+	Profile(ctx context.Context, match []Matcher) (*profile.Profile, error)
+}
+
+// Options tune [New].
+type Options struct {
+	By    []Grouping // the tables; nil means AllGroupings
+	RunID string     // k6_test_run_id the rows are of; "" = the only one
+	// K6 are k6's results of the run: with them rows show requests and CPU
+	// per request. Nil makes a report of shares only.
+	K6           *k6results.Results
+	Top          int           // functions by self CPU per scenario row; 0 = 5, <0 = none
+	TopEveryRow  bool          // top functions for every row, not only scenarios
+	Confidence   float64       // of the CPU per request intervals; 0 = 0.95
+	SamplePeriod time.Duration // profiler period when a profile has no sample count; 0 = 10ms (100 Hz)
+	Progress     io.Writer     // progress lines while fetching; nil = none
+}
+
+func (o *Options) defaults() {
+	if o.By == nil {
+		o.By = AllGroupings
+	}
+	if o.Top == 0 {
+		o.Top = 5
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if o.SamplePeriod == 0 {
+		o.SamplePeriod = 10 * time.Millisecond
+	}
+}
+
+// A Func is a function's self CPU in a row.
+type Func struct {
+	Name  string
+	CPU   time.Duration
+	Share float64 // of the row's CPU
+}
+
+// An Interval is an estimate with the bounds of its confidence interval.
+type Interval struct {
+	Est, Low, High time.Duration
+}
+
+// A Row is the CPU of the samples whose labels have Values.
+type Row struct {
+	By       Grouping
+	Values   []string // one per label of By
+	Count             // the row's CPU
+	OfAll    float64  // share of all CPU in the source
+	OfK6     float64  // share of the k6-labelled CPU of the run(s) in scope
+	Requests int64    // http_reqs of the row in k6's results; 0 without them
+	// PerRequest is CPU / Requests with its interval; zero without
+	// requests.
+	PerRequest Interval
+	Top        []Func // functions by self CPU, most first; may be empty
+
+	self map[string]Count // self CPU by function, for the diff
+	prof *profile.Profile // the row's merged profile, for the diff files
+}
+
+// Key returns the row's values joined by " ", its name in the text output.
+func (r *Row) Key() string { return strings.Join(r.Values, " ") }
+
+// Report is the CPU of a source split by k6 label.
+type Report struct {
+	Source     string
+	RunID      string // k6_test_run_id the rows are of; "" = every run in the source
+	Total      Count  // all CPU in the source
+	Unlabelled Count  // CPU of samples without k6_test_run_id
+	K6         Count  // CPU of the run(s) in scope
+	// HasRequests tells whether k6 results were given; Requests is their
+	// http_reqs total and Start, End their time range.
+	HasRequests bool
+	Requests    int64
+	Start, End  time.Time
+	Confidence  float64
+	Rows        []Row
+	// Unmatched are k6 request names with requests but no k6_name label
+	// among the profiles' samples (a route that burns no measurable CPU, or
+	// names the labels spell otherwise), by requests.
+	Unmatched []Unmatched
+	Notes     []string
+
+	prof *profile.Profile // merged profile of the run(s) in scope
+}
+
+// Unmatched is a k6 request name that no k6_name label carries.
+type Unmatched struct {
+	Name     string
+	Requests int64
+}
+
+// Errors that [New] returns wrapped, for the command's exit codes and tests.
+var (
+	// ErrNoData: the source has no CPU for what was asked.
+	ErrNoData = errors.New("no data")
+	// ErrNoMatch: none of k6's request names is a k6_name label value.
+	ErrNoMatch = errors.New("k6 names match no label")
+	// ErrNotCPU: a profile is not a CPU profile.
+	ErrNotCPU = errors.New("not a CPU profile")
+)
+
+// New makes the report of src. It returns an error wrapping [ErrNoData]
+// when src has no k6-labelled CPU (or none of opts.RunID; the error lists
+// what there is), and [ErrNoMatch] when k6's names match no k6_name label.
+func New(ctx context.Context, src Source, opts Options) (*Report, error) {
+	opts.defaults()
+	totals, err := src.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Source: src.String(), Confidence: opts.Confidence, Unlabelled: totals[""]}
+	var runs []string
+	for id, c := range totals {
+		r.Total = r.Total.add(c)
+		if id != "" {
+			runs = append(runs, id)
+		}
+	}
+	slices.Sort(runs)
+	describe := func() string {
+		var parts []string
+		for _, id := range runs {
+			parts = append(parts, fmt.Sprintf("%s (%.2fs)", id, totals[id].CPU.Seconds()))
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch {
+	case len(runs) == 0 && r.Total.Samples == 0:
+		return nil, fmt.Errorf("%w: %s has no CPU samples at all", ErrNoData, r.Source)
+	case len(runs) == 0:
+		return nil, fmt.Errorf("%w: none of the %.2fs of CPU in %s carries k6 labels: is the service wrapped with k6labels (e.g. k6labels.LabelsFromBaggageHandler), and does k6 send baggage (http-instrumentation-pyroscope)?",
+			ErrNoData, r.Total.CPU.Seconds(), r.Source)
+	case opts.RunID != "" && !slices.Contains(runs, opts.RunID):
+		return nil, fmt.Errorf("%w: no CPU with %s=%q in %s; it has %s", ErrNoData, LabelRunID, opts.RunID, r.Source, describe())
+	case opts.RunID != "":
+		r.RunID = opts.RunID
+	case len(runs) == 1:
+		r.RunID = runs[0]
+	case opts.K6 != nil:
+		return nil, fmt.Errorf("%w: %s holds %d test runs: %s; pass --run-id to say which one the k6 results are of",
+			ErrNoData, r.Source, len(runs), describe())
+	default:
+		r.Notes = append(r.Notes, fmt.Sprintf("rows sum over %d test runs (%s); --run-id picks one", len(runs), strings.Join(runs, ", ")))
+	}
+	var scope []Matcher
+	if r.RunID != "" {
+		scope = []Matcher{{LabelRunID, r.RunID}}
+		r.K6 = totals[r.RunID]
+	} else {
+		for _, id := range runs {
+			r.K6 = r.K6.add(totals[id])
+		}
+	}
+	if k := opts.K6; k != nil {
+		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
+	}
+
+	b := builder{ctx: ctx, src: src, opts: &opts, r: r, scope: scope}
+	if err := b.build(runs, totals); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// builder holds what New needs while it fetches rows.
+type builder struct {
+	ctx    context.Context
+	src    Source
+	opts   *Options
+	r      *Report
+	scope  []Matcher
+	values map[string][]string
+	done   int
+}
+
+func (b *builder) build(runs []string, totals map[string]Count) error {
+	b.values = map[string][]string{}
+	for _, g := range b.opts.By {
+		for _, label := range g {
+			if _, ok := b.values[label]; ok || label == LabelRunID {
+				continue
+			}
+			vs, err := b.src.Values(b.ctx, label)
+			if err != nil {
+				return err
+			}
+			b.values[label] = vs
+		}
+	}
+	if err := b.checkNames(); err != nil {
+		return err
+	}
+	var err error
+	if b.r.prof, err = b.src.Profile(b.ctx, b.scope); err != nil {
+		return err
+	}
+	for _, g := range b.opts.By {
+		if slices.Equal(g, ByRun) {
+			for _, id := range runs {
+				row := Row{By: g, Values: []string{id}, Count: totals[id]}
+				if b.opts.TopEveryRow {
+					if err := b.fill(&row, []Matcher{{LabelRunID, id}}); err != nil {
+						return err
+					}
+				}
+				if b.r.HasRequests && id == b.r.RunID {
+					row.Requests = b.r.Requests
+				}
+				b.add(row)
+			}
+			continue
+		}
+		for _, vals := range b.tuples(g) {
+			row := Row{By: g, Values: vals}
+			match := slices.Clone(b.scope)
+			for i, label := range g {
+				match = append(match, Matcher{label, vals[i]})
+			}
+			if err := b.fill(&row, match); err != nil {
+				return err
+			}
+			row.Requests = b.requests(g, vals)
+			if row.Samples > 0 || row.Requests > 0 {
+				b.add(row)
+			}
+		}
+	}
+	if b.opts.Progress != nil && b.done > 0 {
+		fmt.Fprintln(b.opts.Progress)
+	}
+	slices.SortStableFunc(b.r.Rows, func(x, y Row) int {
+		return cmp.Or(
+			cmp.Compare(slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, x.By) }),
+				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
+			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
+	})
+	return nil
+}
+
+// checkNames lists k6 names without a label and fails when none has one.
+func (b *builder) checkNames() error {
+	labels, ok := b.values[LabelName]
+	if b.opts.K6 == nil || !ok {
+		return nil
+	}
+	byName := map[string]int64{}
+	for k, n := range b.opts.K6.Requests {
+		byName[k.Name] += n
+	}
+	matched := 0
+	for name, n := range byName {
+		if slices.Contains(labels, name) {
+			matched++
+		} else {
+			b.r.Unmatched = append(b.r.Unmatched, Unmatched{name, n})
+		}
+	}
+	slices.SortFunc(b.r.Unmatched, func(x, y Unmatched) int {
+		return cmp.Or(cmp.Compare(y.Requests, x.Requests), cmp.Compare(x.Name, y.Name))
+	})
+	if matched == 0 && len(labels) > 0 {
+		show := func(ss []string) string {
+			if len(ss) > 3 {
+				return strings.Join(ss[:3], ", ") + fmt.Sprintf(" and %d more", len(ss)-3)
+			}
+			return strings.Join(ss, ", ")
+		}
+		names := slices.Sorted(maps.Keys(byName))
+		return fmt.Errorf("%w: k6's results name requests %s, the k6_name labels are %s. "+
+			"k6labels names a request as LabelValue(\"k6.name\", name) does (query string dropped): "+
+			"a service built with WithQueryStrings, WithRoutePattern or WithNameFunc names them otherwise; "+
+			"use --by run,scenario to leave out the name rows", ErrNoMatch, show(names), show(labels))
+	}
+	return nil
+}
+
+// tuples returns the value tuples of grouping g: those of the labels, and
+// those k6's results have requests for.
+func (b *builder) tuples(g Grouping) [][]string {
+	seen := map[string]bool{}
+	var out [][]string
+	addTuple := func(t []string) {
+		if k := strings.Join(t, "\x00"); !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	var rec func(prefix []string)
+	rec = func(prefix []string) {
+		if len(prefix) == len(g) {
+			addTuple(slices.Clone(prefix))
+			return
+		}
+		for _, v := range b.values[g[len(prefix)]] {
+			rec(append(prefix, v))
+		}
+	}
+	rec(nil)
+	if b.opts.K6 != nil {
+		for _, k := range b.opts.K6.Keys() {
+			var t []string
+			for _, label := range g {
+				if label == LabelScenario {
+					t = append(t, k.Scenario)
+				} else {
+					t = append(t, k.Name)
+				}
+			}
+			addTuple(t)
+		}
+	}
+	return out
+}
+
+// requests returns the http_reqs of the row g=vals.
+func (b *builder) requests(g Grouping, vals []string) int64 {
+	if b.opts.K6 == nil {
+		return 0
+	}
+	var n int64
+	for k, c := range b.opts.K6.Requests {
+		ok := true
+		for i, label := range g {
+			switch label {
+			case LabelScenario:
+				ok = ok && k.Scenario == vals[i]
+			case LabelName:
+				ok = ok && k.Name == vals[i]
+			}
+		}
+		if ok {
+			n += c
+		}
+	}
+	return n
+}
+
+// fill fetches the row's profile and sets its CPU and functions.
+func (b *builder) fill(row *Row, match []Matcher) error {
+	b.done++
+	if b.opts.Progress != nil {
+		fmt.Fprintf(b.opts.Progress, "\rk6labels: profile %d: %s=%s   ", b.done, row.By, row.Key())
+	}
+	p, err := b.src.Profile(b.ctx, match)
+	if err != nil {
+		return err
+	}
+	row.prof = p
+	row.Count, row.self = countProfile(p, b.opts.SamplePeriod)
+	if slices.Equal(row.By, ByScenario) || b.opts.TopEveryRow {
+		row.Top = top(row.self, row.CPU, b.opts.Top)
+	}
+	return nil
+}
+
+func (b *builder) add(row Row) {
+	row.OfAll = ratio(float64(row.CPU), float64(b.r.Total.CPU))
+	row.OfK6 = ratio(float64(row.CPU), float64(b.r.K6.CPU))
+	if row.Requests > 0 {
+		row.PerRequest = perRequest(row.Count, row.Requests, b.opts.Confidence, b.opts.SamplePeriod)
+	}
+	b.r.Rows = append(b.r.Rows, row)
+}
+
+// perRequest returns c.CPU / requests with the interval that c.Samples, a
+// Poisson count, gives it: both ends of the count's interval times the CPU
+// of one sample, divided by the requests (exact: k6 counted them).
+func perRequest(c Count, requests int64, confidence float64, period time.Duration) Interval {
+	low, high := PoissonInterval(c.Samples, confidence)
+	perSample := float64(period)
+	if c.Samples > 0 {
+		perSample = float64(c.CPU) / float64(c.Samples)
+	}
+	n := float64(requests)
+	return Interval{
+		Est:  time.Duration(float64(c.CPU) / n),
+		Low:  time.Duration(low * perSample / n),
+		High: time.Duration(high * perSample / n),
+	}
+}
+
+// cpuIndex returns the index of the cpu/nanoseconds sample value, or -1.
+func cpuIndex(p *profile.Profile) int {
+	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
+		return st.Type == "cpu" && st.Unit == "nanoseconds"
+	})
+}
+
+// countIndex returns the index of the samples/count sample value, or -1.
+func countIndex(p *profile.Profile) int {
+	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
+		return st.Type == "samples" && st.Unit == "count"
+	})
+}
+
+// countProfile returns p's CPU and its self CPU by function. Samples are
+// counted from the samples/count value when p has one (runtime/pprof), else
+// as CPU / period (Pyroscope's merged profiles).
+func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]Count) {
+	self := map[string]Count{}
+	ci, ni := cpuIndex(p), countIndex(p)
+	if ci < 0 {
+		return Count{}, self
+	}
+	var total Count
+	for _, s := range p.Sample {
+		c := Count{CPU: time.Duration(s.Value[ci])}
+		if ni >= 0 {
+			c.Samples = s.Value[ni]
+		} else {
+			c.Samples = int64((c.CPU + period/2) / period)
+		}
+		total = total.add(c)
+		fn := "(unknown)"
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+			fn = s.Location[0].Line[0].Function.Name
+		}
+		self[fn] = self[fn].add(c)
+	}
+	return total, self
+}
+
+// top returns the n functions with the most self CPU.
+func top(self map[string]Count, total time.Duration, n int) []Func {
+	if n <= 0 {
+		return nil
+	}
+	out := make([]Func, 0, len(self))
+	for name, c := range self {
+		if c.CPU > 0 {
+			out = append(out, Func{Name: name, CPU: c.CPU, Share: ratio(float64(c.CPU), float64(total))})
+		}
+	}
+	slices.SortFunc(out, func(a, b Func) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), cmp.Compare(a.Name, b.Name)) })
+	return out[:min(n, len(out))]
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// RowsBy returns the rows of grouping g, in the report's order.
+func (r *Report) RowsBy(g Grouping) []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if slices.Equal(row.By, g) {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// Row returns the row of grouping g with the given values, or nil.
+func (r *Report) Row(g Grouping, values ...string) *Row {
+	for i := range r.Rows {
+		if slices.Equal(r.Rows[i].By, g) && slices.Equal(r.Rows[i].Values, values) {
+			return &r.Rows[i]
+		}
+	}
+	return nil
+}
+
+// Profile returns the merged CPU profile of the run(s) the report is of.
+func (r *Report) Profile() *profile.Profile { return r.prof }
