@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -98,4 +99,59 @@ func TestNewQueryEachRequestHitsCache(t *testing.T) {
 	if got := contextLabels(l, line(7)...); !maps.Equal(got, want) {
 		t.Errorf("labels = %v, want %v", got, want)
 	}
+}
+
+// isValidBaggage reports whether s is W3C baggage: key=value members,
+// tokens for keys, baggage-octets (with '%' only in escapes) for values.
+func isValidBaggage(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, m := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || !isToken(k) {
+			return false
+		}
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch {
+			case c == '%':
+				if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+					return false
+				}
+			case needsEscape(c):
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Whatever the options and the input, Baggage is valid W3C baggage within
+// its limits, and MergeBaggage keeps every k6 member it holds.
+func FuzzBaggageFits(f *testing.F) {
+	f.Add(30, 2048, 200, "k6.a=\x80\x80\x80", uint8(3))
+	f.Add(8, 256, 1, "k6.name=http://h/x?y", uint8(0))
+	f.Fuzz(func(t *testing.T, maxLabels, maxValueBytes, repeat int, member string, shape uint8) {
+		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(maxLabels), WithMaxValueBytes(maxValueBytes))
+		var parts []string
+		for i := range 30 {
+			v := strings.Repeat(member, min(max(repeat, 0)%400, 2048/max(len(member), 1)))
+			if shape&1 == 1 {
+				v = strings.Repeat("\x80", 2048) // each byte becomes U+FFFD, encoded as %EF%BF%BD
+			}
+			parts = append(parts, "k6.m"+strconv.Itoa(i)+"="+v)
+		}
+		ctx := l.Context(t.Context(), []string{strings.Join(parts, ",")})
+		b := Baggage(ctx)
+		if len(b) > MaxBaggageBytes || strings.Count(b, ",") >= MaxBaggageMembers || !isValidBaggage(b) {
+			t.Fatalf("Baggage: %d bytes, %d members, valid %v", len(b), strings.Count(b, ",")+1, isValidBaggage(b))
+		}
+		merged := MergeBaggage([]string{strings.Repeat("x", 100) + "=1,other=2"}, b)
+		for _, m := range Members(ctx) {
+			if !strings.Contains(merged, m.Key+"=") {
+				t.Fatalf("MergeBaggage dropped %s", m.Key)
+			}
+		}
+	})
 }
