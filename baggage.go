@@ -74,6 +74,16 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 			s.budget -= min(max(len(l), 1), s.budget) // an empty line costs a byte too: the "," joining it
 			s.line = l
 		}
+		// Skip empty list elements and the spaces around them in one tight
+		// loop: a line of commas must not cost a step per element.
+		i := 0
+		for i < len(s.line) && (s.line[i] == ',' || s.line[i] == ' ' || s.line[i] == '\t') {
+			i++
+		}
+		s.line = s.line[i:]
+		if s.line == "" {
+			continue
+		}
 		var m string
 		if i := strings.IndexByte(s.line, ','); i >= 0 {
 			m, s.line = s.line[:i], s.line[i+1:]
@@ -199,13 +209,18 @@ func isToken(s string) bool {
 	return true
 }
 
-// appendEncoded appends s to b percent-encoded as a baggage value: every byte
-// outside the baggage-octet set, and '%' itself, is escaped.
+// needsEscape reports whether c must be percent-encoded in a baggage value:
+// it is outside the baggage-octet set, or it is '%' itself.
+func needsEscape(c byte) bool {
+	return c <= 0x20 || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\' || c == '%'
+}
+
+// appendEncoded appends s to b percent-encoded as a baggage value.
 func appendEncoded(b []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c <= 0x20 || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\' || c == '%' {
+		if needsEscape(c) {
 			b = append(b, '%', hex[c>>4], hex[c&0xf])
 			continue
 		}

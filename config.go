@@ -13,25 +13,28 @@ const (
 	// DefaultMaxLabels is the default cap on k6 labels per request.
 	DefaultMaxLabels = 8
 	// DefaultMaxValuesPerLabel is the default cap on distinct values per label
-	// name kept by the process.
+	// name in use at once (see [WithMaxValuesPerLabel]).
 	DefaultMaxValuesPerLabel = 1000
 
-	maxValueBytesLimit = 2048 // Pyroscope's default limit on a label value.
-	minValueBytes      = 16   // room for OverflowValue and a useful prefix
-	maxLabelsLimit     = 30   // Pyroscope's default limit on label names per series.
-	maxValuesLimit     = 1 << 20
+	maxValueBytesLimit = 2048   // Pyroscope's default limit on a label value.
+	minValueBytes      = 16     // room for OverflowValue and a useful prefix
+	maxLabelsLimit     = 30     // Pyroscope's default limit on label names per series.
+	maxValuesLimit     = 10_000 // twice Pyroscope's smallest per-tenant series limit
 )
 
-// config is what the options set. The zero value is not valid: use newConfig.
+// config is what the options set. Its zero value stands for the defaults.
 type config struct {
 	maxValueBytes int
 	maxLabels     int
 	maxValues     int
 	keepQuery     bool
-	routePattern  bool                                          // WithRoutePattern or WithServeMux
+	registry      *Registry                                     // nil: the process-wide one
 	nameFunc      func(ctx context.Context, name string) string // WithNameFunc
-	mux           *http.ServeMux                                // WithServeMux
+	nameFormatter func(r *http.Request, name string) string     // WithNameFormatter, WithRoutePattern, WithServeMux
+	key           uint64                                        // the options that decide labels, packed: never 0
 }
+
+var defaultConfig = newConfig(nil)
 
 func newConfig(opts []Option) config {
 	c := config{
@@ -44,11 +47,23 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	c.key = uint64(c.maxValueBytes) | uint64(c.maxLabels)<<12 | uint64(c.maxValues)<<17
+	if c.keepQuery {
+		c.key |= 1 << 31
+	}
 	return c
 }
 
+// reg returns the Registry of c.
+func (c *config) reg() *Registry {
+	if c.registry != nil {
+		return c.registry
+	}
+	return defaultRegistry
+}
+
 // Option configures a [Labeler], a handler from [NewHandler] or [Middleware],
-// or the interceptors of the gRPC module.
+// or the interceptors and handlers of the other k6labels modules.
 type Option interface {
 	apply(*config)
 }
@@ -87,15 +102,15 @@ func WithMaxLabels(n int) Option {
 	return optionFunc(func(c *config) { c.maxLabels = clamp(n, DefaultMaxLabels, maxLabelsLimit) })
 }
 
-// WithMaxValuesPerLabel caps the distinct values that one label name may take
-// in this process at n. Once a name has n values, every new value is replaced
-// by [OverflowValue] and counted in [Stats]; values seen before keep working.
-// This bounds both the series a Pyroscope server must hold and this package's
-// memory. The default is [DefaultMaxValuesPerLabel]; n < 1 means the default.
+// WithMaxValuesPerLabel caps at n the distinct values of one label name in
+// use at once in the [Registry]. A new value beyond it is replaced by
+// [OverflowValue] and counted in [Stats]; values in use keep working, and a
+// value no request carried for the registry's window gives up its place.
+// The default is [DefaultMaxValuesPerLabel]; n < 1 means the default and n is
+// at most 10000.
 //
-// The record of values seen is shared by the whole process: two handlers with
-// different caps each admit values while the shared count is below their own
-// cap.
+// Labelers with different caps that share a Registry agree on every value it
+// holds; each admits a new value only while the name has fewer than its cap.
 func WithMaxValuesPerLabel(n int) Option {
 	return optionFunc(func(c *config) { c.maxValues = clamp(n, DefaultMaxValuesPerLabel, maxValuesLimit) })
 }
@@ -108,44 +123,58 @@ func WithQueryStrings(keep bool) Option {
 	return optionFunc(func(c *config) { c.keepQuery = keep })
 }
 
-// WithRoutePattern makes a handler from [NewHandler] or [Middleware] use the
-// route pattern that Go's [http.ServeMux] matched for the request (such as
-// "GET /bike/{id}") as the k6_name value, in place of the name k6 sent.
-// A pattern has one value per route, whatever ids the URLs carry, which makes
-// it the cheapest way to keep k6_name's cardinality low. The default is off.
+// WithRegistry makes the Labeler record its label values, and cache its label
+// sets, in r instead of the process-wide Registry. A nil r means the
+// process-wide one.
+func WithRegistry(r *Registry) Option {
+	return optionFunc(func(c *config) { c.registry = r })
+}
+
+// WithNameFunc sets the k6_name value of each labelled request to
+// f(ctx, name), where ctx is the context being labelled and name the value
+// k6 sent, cleaned: the naming hook of [Labeler.Labels] and of adapters that
+// are not net/http (the gRPC interceptors: grpc.Method(ctx) is the call's
+// method). The result is cleaned like any label value; "" means no k6_name.
+// f runs only for requests with a k6.name member; it must be safe for
+// concurrent use.
+func WithNameFunc(f func(ctx context.Context, name string) string) Option {
+	return optionFunc(func(c *config) { c.nameFunc = f })
+}
+
+// WithNameFormatter is the naming hook of the HTTP handler: it sets the
+// k6_name value of each labelled request to f(r, name), where name is the
+// value k6 sent, cleaned (f may return it). Use it to name requests by route
+// (chi.RouteContext(r.Context()).RoutePattern(), mux.CurrentRoute(r)...).
+// The result is cleaned like any label value; "" means no k6_name. f runs
+// only for requests with a k6.name member; it must be safe for concurrent
+// use. It takes precedence over [WithNameFunc] in the HTTP handler.
+func WithNameFormatter(f func(r *http.Request, name string) string) Option {
+	return optionFunc(func(c *config) { c.nameFormatter = f })
+}
+
+// WithRoutePattern is [WithNameFormatter] with the route pattern that Go's
+// [http.ServeMux] matched for the request (such as "GET /bike/{id}"), or the
+// name k6 sent when there is none. A pattern has one value per route,
+// whatever ids the URLs carry.
 //
 // The mux records the pattern in [http.Request.Pattern] while routing, so the
 // handler must run after routing: wrap the handlers you register, as in
 // mux.Handle("GET /bike/{id}", k6labels.NewHandler(h, k6labels.WithRoutePattern())).
 // Wrapped around the whole mux, it sees no pattern yet; use [WithServeMux]
-// there. When there is no pattern, k6_name keeps the name k6 sent.
-//
-// The pattern replaces the value only of a k6.name member that the request
-// carries; it adds no k6_name to requests without one. [Members] and
-// [Baggage] report the pattern too. It has no effect on a [Labeler] used
-// directly or on the gRPC interceptors, which see no HTTP request.
+// there.
 func WithRoutePattern() Option {
-	return optionFunc(func(c *config) { c.routePattern = true })
+	return WithNameFormatter(routePattern)
 }
 
 // WithServeMux is [WithRoutePattern] for a handler that wraps the whole mux,
 // as in http.ListenAndServe(addr, k6labels.NewHandler(mux, k6labels.WithServeMux(mux))):
-// for a request with a k6.name member and no pattern yet, it asks
-// mux.Handler(r) which pattern will match. That routes the request a second
-// time (the mux routes it again to serve it), so wrapping the registered
-// handlers with [WithRoutePattern] is cheaper. A nil mux means
-// [WithRoutePattern] alone. The default is off.
+// for a request with no pattern yet, it asks mux.Handler(r) which pattern
+// will match. That routes the request a second time, so wrapping the
+// registered handlers with [WithRoutePattern] is cheaper. A nil mux means
+// [WithRoutePattern].
 func WithServeMux(mux *http.ServeMux) Option {
-	return optionFunc(func(c *config) { c.routePattern, c.mux = true, mux })
-}
-
-// WithNameFunc sets the k6_name value of each labelled request to
-// f(ctx, name), where ctx is the context being labelled and name the value
-// k6 sent, cleaned. It is the naming hook of adapters that are not net/http:
-// the gRPC interceptors (grpc.Method(ctx) is the call's full method) and
-// [Labeler.Labels] callers. The result is cleaned like any label value; ""
-// means no k6_name label. f is called only for requests with a k6.name
-// member, and must be cheap and safe for concurrent use.
-func WithNameFunc(f func(ctx context.Context, name string) string) Option {
-	return optionFunc(func(c *config) { c.nameFunc = f })
+	if mux == nil {
+		return WithRoutePattern()
+	}
+	return WithNameFormatter(func(r *http.Request, name string) string { return muxPattern(mux, r, name) })
 }

@@ -1,8 +1,8 @@
 package k6labels
 
 import (
-	"context"
 	"net/http"
+	"runtime/pprof"
 )
 
 // LabelsFromBaggageHandler wraps h so that each request carrying k6 baggage is
@@ -14,13 +14,13 @@ func LabelsFromBaggageHandler(h http.Handler) http.Handler {
 	return NewHandler(h)
 }
 
-// NewHandler is [LabelsFromBaggageHandler] with options.
+// NewHandler returns h wrapped like [LabelsFromBaggageHandler], with options.
 //
 // The request handed to h has a context with the labels (so goroutines that h
 // starts with that context, and span profilers, see them) and the goroutine
 // has them while h runs. When h returns or panics, the goroutine gets back the
-// labels it had before. A request with no usable k6 member is passed on as it
-// came, at no cost.
+// labels it had before, and multipart files parsed into the request copy are
+// removed. A request with no usable k6 member is passed on as it came.
 func NewHandler(h http.Handler, opts ...Option) http.Handler {
 	return &handler{next: h, labeler: NewLabeler(opts...)}
 }
@@ -40,16 +40,68 @@ type handler struct {
 	labeler *Labeler
 }
 
+// labelledRequest is the request handed on and its context, allocated
+// together: a labelled request costs one allocation.
+type labelledRequest struct {
+	ctx labelledContext
+	req http.Request
+}
+
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	lines := r.Header["Baggage"]
-	if len(lines) == 0 {
-		h.next.ServeHTTP(w, r)
-		return
+	if lines := r.Header["Baggage"]; len(lines) > 0 {
+		cfg := h.labeler.config()
+		var s *labelSet
+		var parent parentLabels
+		switch {
+		case cfg.nameFormatter != nil:
+			s, parent = h.labeler.find(r.Context(), lines, func(name string) string { return cfg.nameFormatter(r, name) })
+		case cfg.nameFunc != nil:
+			s, parent = h.labeler.find(r.Context(), lines, func(name string) string { return cfg.nameFunc(r.Context(), name) })
+		default:
+			s, parent = h.labeler.find(r.Context(), lines, nil)
+		}
+		if s != nil && !parent.same {
+			h.serveLabelled(w, r, s, parent.labels)
+			return
+		}
 	}
-	ctx, ok := h.labeler.context(r.Context(), lines, r)
-	if !ok {
-		h.next.ServeHTTP(w, r)
-		return
+	// net/http removes the multipart files of the request it handed out,
+	// but not when the handler panics.
+	done := false
+	defer func() {
+		if !done {
+			removeForm(r)
+		}
+	}()
+	h.next.ServeHTTP(w, r)
+	done = true
+}
+
+func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *labelSet, merge bool) {
+	lr := new(labelledRequest)
+	lr.ctx.init(r.Context(), s, merge)
+	lr.req = *r.WithContext(&lr.ctx)
+	r2 := &lr.req
+	prev := getProfLabel()
+	done := false
+	defer func() {
+		setProfLabel(prev)
+		// net/http never sees the copy, so its multipart files are ours to
+		// remove (golang/go#58809), and on a panic the original's too.
+		if f := r2.MultipartForm; f != nil && f != r.MultipartForm {
+			_ = f.RemoveAll()
+		}
+		if !done {
+			removeForm(r)
+		}
+	}()
+	pprof.SetGoroutineLabels(&lr.ctx)
+	h.next.ServeHTTP(w, r2)
+	done = true
+}
+
+func removeForm(r *http.Request) {
+	if r.MultipartForm != nil {
+		_ = r.MultipartForm.RemoveAll()
 	}
-	Do(ctx, func(ctx context.Context) { h.next.ServeHTTP(w, r.WithContext(ctx)) })
 }

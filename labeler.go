@@ -2,150 +2,207 @@ package k6labels
 
 import (
 	"context"
-	"hash/maphash"
-	"net/http"
 	"runtime/pprof"
 	"strings"
-	"sync/atomic"
+	"unsafe"
 )
 
 // A Labeler turns the k6 members of a baggage list into pprof labels. It is
 // safe for concurrent use; the HTTP handler and the gRPC interceptors are thin
-// wrappers around one. Make one with [NewLabeler]: the zero value labels
-// nothing.
+// wrappers around one. The zero Labeler uses the default options.
 type Labeler struct {
-	cfg   config
-	lines *lineCache // nil when a result depends on more than the header
+	cfg config
 }
 
 // NewLabeler returns a Labeler with the given options.
 func NewLabeler(opts ...Option) *Labeler {
-	l := &Labeler{cfg: newConfig(opts)}
-	if !l.cfg.routePattern {
-		l.lines = &lineCache{seed: maphash.MakeSeed()}
-	}
-	return l
+	return &Labeler{cfg: newConfig(opts)}
 }
 
-// Context returns a context derived from ctx that carries pprof labels for the
+func (l *Labeler) config() *config {
+	if l.cfg.key == 0 {
+		return &defaultConfig
+	}
+	return &l.cfg
+}
+
+// Labels returns a context derived from ctx that carries pprof labels for the
 // k6 members of baggage, merged with ctx's own labels (the k6 ones win), and
-// the members themselves for [Members] and [Baggage]. baggage holds the
-// header lines (or gRPC metadata values) as received. If they carry no usable
-// k6 member, Context returns ctx itself. To tell the two apart, test
-// Baggage(result) != "" rather than comparing contexts: == panics on a
-// context type that is not comparable.
+// the members themselves for [Members] and [Baggage]; ok reports whether
+// there were any. Without k6 members it returns ctx itself and false.
+// baggage holds the header lines (or gRPC metadata values) as received; they
+// may point into buffers that are reused once Labels returns.
 //
-// Context only builds the context; [Do] puts its labels on the goroutine.
+// Labels only builds the context; [Do] puts its labels on the goroutine.
+func (l *Labeler) Labels(ctx context.Context, baggage []string) (_ context.Context, ok bool) {
+	cfg := l.config()
+	var s *labelSet
+	var parent parentLabels
+	if cfg.nameFunc != nil {
+		s, parent = l.find(ctx, baggage, func(name string) string { return cfg.nameFunc(ctx, name) })
+	} else {
+		s, parent = l.find(ctx, baggage, nil)
+	}
+	switch {
+	case s == nil:
+		return ctx, false
+	case parent.same:
+		return ctx, true
+	}
+	c := new(labelledContext)
+	c.init(ctx, s, parent.labels)
+	return c, true
+}
+
+// Context is [Labeler.Labels] without ok.
 func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context {
-	ctx, _ = l.context(ctx, baggage, nil)
+	ctx, _ = l.Labels(ctx, baggage)
 	return ctx
 }
 
-// context is Context for the HTTP handler: r, if not nil, is the request, from
-// which the route pattern options take the k6_name value. It also reports
-// whether it added labels, which callers must not find out by comparing
-// contexts: == panics on a context type that is not comparable.
-func (l *Labeler) context(ctx context.Context, baggage []string, r *http.Request) (context.Context, bool) {
+// find returns the label set that baggage comes to, or nil, and counts the
+// request. rename, if not nil, is the naming hook. keep reports that ctx
+// already carries exactly that set (a request passing a second handler), so
+// ctx is to be used as it is.
+func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string) string) (s *labelSet, parent parentLabels) {
 	if len(baggage) == 0 {
-		return ctx, false
+		return nil, parent
 	}
-	var res result
-	var slot *atomic.Pointer[result]
-	cached := false
-	if l.lines != nil && len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
-		slot = l.lines.slot(baggage[0])
-		if c := slot.Load(); c != nil && c.line == baggage[0] {
-			res, cached = *c, true
+	cfg := l.config()
+	reg := cfg.reg()
+	var e *lineEntry
+	var key string // the line's cache key, when it may be cached
+	owned := false // key is a copy of ours
+	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
+		key = baggage[0]
+		var buf [maxCachedLine]byte
+		var n []byte
+		var cut bool
+		if !cfg.keepQuery {
+			n, cut = withoutQueries(key, buf[:0])
+		}
+		if cut {
+			norm := unsafe.String(unsafe.SliceData(n), len(n))
+			if e = reg.line(cfg.key, norm); e == nil {
+				key, owned = string(n), true
+			}
+		} else {
+			e = reg.line(cfg.key, key)
 		}
 	}
-	if !cached {
-		res = l.build(baggage, r)
-		// Only lines that make labels are cached, so that other baggage
-		// costs no allocation.
-		if slot != nil && res.set != nil {
-			c := res
-			c.line = strings.Clone(baggage[0])
-			slot.Store(&c)
-		}
-	}
-	if l.cfg.nameFunc != nil && res.set != nil {
-		res = l.rename(ctx, res)
-	}
-	res.count()
-	if res.set == nil {
-		return ctx, false
-	}
-	if hasLabels(ctx) {
-		// Rare: merge with the caller's labels, which costs allocations.
-		return &labelledContext{Context: pprof.WithLabels(ctx, res.set.set), set: res.set, merged: true}, true
-	}
-	return &labelledContext{Context: ctx, set: res.set}, true
-}
-
-// A result is what one baggage list comes to: its label set (nil if none)
-// and what to add to the counters for it.
-type result struct {
-	line                string // the header line, when cached
-	set                 *labelSet
-	skipped, overflowed int
-	truncated           bool
-}
-
-func (res *result) count() {
-	if res.set != nil {
-		counters.labelled.Add(1)
-	}
-	if res.skipped > 0 {
-		counters.skipped.Add(uint64(res.skipped))
-	}
-	if res.overflowed > 0 {
-		counters.overflowed.Add(uint64(res.overflowed))
-	}
-	if res.truncated {
-		counters.truncated.Add(1)
-	}
-}
-
-// Bounds of the line cache: how many header lines it remembers per Labeler,
-// and the longest line it remembers.
-const (
-	lineSlots     = 256
-	maxCachedLine = 512
-)
-
-// lineCache maps a baggage header line to the result it came to, so that the
-// same line, which k6 sends thousands of times, is parsed once. It is
-// direct-mapped: a line takes the slot its hash picks, replacing whatever
-// line was there, so it never holds more than lineSlots lines. A result stays
-// right as long as it is cached because the registry only ever grows: a value
-// admitted once stays admitted, and one over the cap stays over it.
-type lineCache struct {
-	seed  maphash.Seed
-	slots [lineSlots]atomic.Pointer[result]
-}
-
-func (c *lineCache) slot(line string) *atomic.Pointer[result] {
-	return &c.slots[maphash.String(c.seed, line)%lineSlots]
-}
-
-// build parses baggage and builds its label set.
-func (l *Labeler) build(baggage []string, r *http.Request) result {
-	var buf [maxLabelsLimit]label
-	labels, skipped, truncated := l.collect(baggage, r, buf[:0])
-	res := result{skipped: skipped, truncated: truncated}
-	if len(labels) > 0 {
+	if e == nil {
+		var buf [maxLabelsLimit]label
+		labels, skipped, truncated := collect(baggage, cfg, buf[:0])
+		var set *labelSet
 		var dropped int
-		res.set, res.overflowed, dropped = reg.labelSet(labels, l.cfg.maxValues)
-		res.skipped += dropped
+		if len(labels) > 0 {
+			set, dropped = reg.set(cfg.key, labels)
+		}
+		if set == nil {
+			reg.count(false, skipped+dropped, 0, truncated)
+			return nil, parent
+		}
+		e = &lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
+		if key != "" {
+			// Only lines that make labels are cached, so that other
+			// baggage costs no allocation.
+			if e.line = key; !owned {
+				e.line = strings.Clone(key)
+			}
+			reg.storeLine(e)
+		}
 	}
-	return res
+	s = e.set
+	if rename != nil {
+		if name, ok := s.value(k6Names[2]); ok {
+			if s = reg.rename(s, rename(name), cfg.maxValueBytes); s == nil {
+				reg.count(false, e.skipped, 0, e.truncated)
+				return nil, parent
+			}
+		}
+	}
+	a := reg.admission(s, cfg.maxValues)
+	if s = a.final; s != nil {
+		parent = parentOf(ctx, s)
+	}
+	reg.count(s != nil && !parent.ours, e.skipped+a.dropped, a.overflowed, e.truncated)
+	return s, parent
+}
+
+// parentLabels is what a request's context already carries.
+type parentLabels struct {
+	labels bool // pprof labels: the k6 ones are merged with them
+	ours   bool // k6 labels, from a handler the request passed before
+	same   bool // exactly the set about to be set: the context serves as it is
+}
+
+func parentOf(ctx context.Context, s *labelSet) parentLabels {
+	if c, ok := ctx.(*labelledContext); ok {
+		return parentLabels{labels: true, ours: true, same: c.set == s && !c.merged}
+	}
+	if !hasLabels(ctx) {
+		return parentLabels{} // the common case
+	}
+	return parentLabels{labels: true, ours: setFrom(ctx) != nil}
+}
+
+// withoutQueries appends line to buf with the query string and fragment cut
+// from every k6.name value that is a URL, and reports whether it cut any.
+// The labels of the result are those of line, so both share a cache entry:
+// k6's URLs with a new id in each query string all hit it. It follows the
+// scanner's reading of a member (key, '=', value up to ';' or ','), and cuts
+// only where labelValue would cut the same way.
+func withoutQueries(line string, buf []byte) ([]byte, bool) {
+	const key = "k6.name"
+	cut, from := false, 0 // line[from:] is still to be copied
+	for at := 0; ; {
+		i := strings.Index(line[at:], key)
+		if i < 0 {
+			break
+		}
+		i += at
+		at = i + len(key)
+		if before := strings.TrimRight(line[:i], " \t"); before != "" && before[len(before)-1] != ',' {
+			continue // part of another member
+		}
+		rest := strings.TrimLeft(line[at:], " \t")
+		if rest == "" || rest[0] != '=' {
+			continue
+		}
+		vStart := len(line) - len(rest) + 1
+		end := len(line) // the end of the member, and of its value
+		if j := strings.IndexByte(line[vStart:], ','); j >= 0 {
+			end = vStart + j
+		}
+		vEnd := end
+		if j := strings.IndexByte(line[vStart:end], ';'); j >= 0 {
+			vEnd = vStart + j
+		}
+		v := trimOWS(line[vStart:vEnd])
+		if !looksLikeURL(v) {
+			continue
+		}
+		kept := cutQuery(v)
+		if len(kept) == len(v) || !looksLikeURL(kept) || trimOWS(kept) != kept {
+			continue // nothing to cut, or the rest would read differently
+		}
+		q := vStart + strings.Index(line[vStart:vEnd], v) + len(kept) // v is the value without its spaces
+		buf = append(buf, line[from:q]...)
+		from, cut, at = end, true, end
+	}
+	if !cut {
+		return buf, false
+	}
+	return append(buf, line[from:]...), true
 }
 
 // collect appends the k6 labels of baggage to labels, sorted by name, and
 // returns them with the number of members skipped and whether a limit cut
 // the list. For a key sent twice the last value wins (as in OpenTelemetry);
-// two keys that make the same label name count as the same key.
-func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) (_ []label, skipped int, truncated bool) {
+// two keys that make the same label name count as the same key. Values are
+// decoded only once the last one of each name is known, so duplicates cost
+// no decoding.
+func collect(baggage []string, cfg *config, labels []label) (_ []label, skipped int, truncated bool) {
 	sc := newScanner(baggage)
 	var nameBuf [maxNameBytes]byte
 	for {
@@ -169,30 +226,39 @@ func (l *Labeler) collect(baggage []string, r *http.Request, labels []label) (_ 
 			i++
 		}
 		if i < len(labels) && labels[i].name == string(name) {
-			labels[i].key = key
-			labels[i].value = labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)
+			labels[i].value = raw
 			continue
 		}
-		if len(labels) == l.cfg.maxLabels {
+		if len(labels) == cfg.maxLabels {
 			skipped++
 			continue
 		}
 		labels = append(labels, label{})
 		copy(labels[i+1:], labels[i:])
-		labels[i] = label{key, reg.intern(name), labelValue(key, raw, l.cfg.maxValueBytes, l.cfg.keepQuery)}
+		labels[i] = label{internName(name), raw}
 	}
 	// Empty values and k6's "undefined" are dropped only now, so that they
 	// still replace an earlier value of the same key.
 	kept := labels[:0]
 	for _, lb := range labels {
+		lb.value = labelValue(lb.name, lb.value, cfg.maxValueBytes, cfg.keepQuery)
 		if lb.value != "" && lb.value != undefinedValue {
-			if r != nil && lb.name == "k6_name" {
-				lb.value = l.routeName(r, lb.value)
-			}
 			kept = append(kept, lb)
 		}
 	}
 	return kept, skipped, sc.truncated
+}
+
+// internName returns name as a string, without allocating for the names k6
+// sends. Other names are copied: the label set built from them copies them
+// again, but this is not the cached path.
+func internName(name []byte) string {
+	for _, n := range k6Names {
+		if string(name) == n {
+			return n
+		}
+	}
+	return string(name)
 }
 
 // hasLabels reports whether ctx carries any pprof label.
@@ -205,14 +271,24 @@ func hasLabels(ctx context.Context) bool {
 	return found
 }
 
-// labelledContext is what Context returns. In the common case, where the
+// labelledContext is what Labels returns. In the common case, where the
 // parent has no pprof labels, it answers pprof's lookup from the cached
 // context of its label set instead of allocating a merged label map for every
 // request: pprof finds its labels through Value, like any other lookup.
 type labelledContext struct {
-	context.Context           // the parent
+	context.Context           // the parent, or the parent merged with the labels
 	set             *labelSet // the k6 labels and members
-	merged          bool      // the parent holds the labels, merged with its own
+	merged          bool      // Context holds the labels, merged with the parent's own
+}
+
+// init makes c the labelled context of parent with the labels of s; merge
+// says that parent has pprof labels of its own.
+func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) {
+	c.Context, c.set = parent, s
+	if merge {
+		// Rare: merge with the parent's labels, which costs allocations.
+		c.Context, c.merged = pprof.WithLabels(parent, s.set), true
+	}
 }
 
 type setKey struct{}
@@ -239,10 +315,11 @@ func setFrom(ctx context.Context) *labelSet {
 	return s
 }
 
-// Members returns the k6 members that [Labeler.Context] found for ctx, after
-// the same cleaning as the labels (values decoded, capped, with the
-// cardinality cap applied), sorted by label name. It returns nil if ctx came
-// from no request with k6 members.
+// Members returns the k6 members that [Labeler.Labels] found for ctx, after
+// the same cleaning as the labels (values decoded and capped, the
+// cardinality cap applied), sorted by key. A key is the one the label name
+// stands for ("k6.my-tag" is reported as "k6.my_tag"). It returns nil if ctx
+// came from no request with k6 members.
 func Members(ctx context.Context) []Member {
 	s := setFrom(ctx)
 	if s == nil {
@@ -250,20 +327,20 @@ func Members(ctx context.Context) []Member {
 	}
 	out := make([]Member, len(s.labels))
 	for i, l := range s.labels {
-		out[i] = Member{Key: l.key, Value: l.value}
+		out[i] = Member{Key: keyOf(l.name), Value: l.value}
 	}
 	return out
 }
 
 // Baggage returns the k6 members of ctx encoded as a W3C baggage header value,
 // ready to send to a downstream service, or "" if there are none. Values are
-// percent-encoded where needed; a key that is not a valid baggage key (one
-// with a space, say) is sent as the key its label name stands for
-// ("k6.my key" as "k6.my_key"), so the next service makes the same label. It does not
-// allocate: the value is built once per distinct label set.
+// percent-encoded where needed, and keys are the ones their label names stand
+// for, so the next service makes the same labels. The result is always valid
+// W3C baggage within [MaxBaggageBytes] and [MaxBaggageMembers]. It is built
+// once per distinct label set.
 func Baggage(ctx context.Context) string {
 	if s := setFrom(ctx); s != nil {
-		return s.baggage
+		return s.encodedBaggage()
 	}
 	return ""
 }
@@ -283,13 +360,6 @@ func Do(ctx context.Context, f func(context.Context)) {
 	f(ctx)
 }
 
-// Labels is [Labeler.Context] that also reports whether it added labels, the
-// entry point for adapters: with ok false, ctx is returned as it was and
-// nothing is to be done for the request.
-func (l *Labeler) Labels(ctx context.Context, baggage []string) (_ context.Context, ok bool) {
-	return l.context(ctx, baggage, nil)
-}
-
 // LabelName returns the pprof label name that baggage key makes, and false
 // if key makes no label (it does not start with "k6.", or is too long).
 func LabelName(key string) (string, bool) {
@@ -304,26 +374,9 @@ func LabelName(key string) (string, bool) {
 // exactly as the labels do.
 func LabelValue(key, value string, opts ...Option) string {
 	c := newConfig(opts)
-	return labelValue(key, value, c.maxValueBytes, c.keepQuery)
-}
-
-// rename applies the WithNameFunc hook to res's k6_name label.
-func (l *Labeler) rename(ctx context.Context, res result) result {
-	var buf [maxLabelsLimit]label
-	labels := append(buf[:0], res.set.labels...)
-	for i := range labels {
-		if labels[i].name != "k6_name" {
-			continue
-		}
-		if v := cleanValue(l.cfg.nameFunc(ctx, labels[i].value), l.cfg.maxValueBytes); v != "" {
-			labels[i].value = v
-		} else {
-			labels = append(labels[:i], labels[i+1:]...)
-		}
-		var dropped int
-		res.set, res.overflowed, dropped = reg.labelSet(labels, l.cfg.maxValues)
-		res.skipped += dropped
-		break
+	name, ok := labelName(key, nil)
+	if !ok {
+		return cleanValue(decodeValue(value), c.maxValueBytes)
 	}
-	return res
+	return labelValue(string(name), value, c.maxValueBytes, c.keepQuery)
 }

@@ -15,11 +15,7 @@ import (
 // caps and counts seen by one test do not leak into another.
 func resetState(t *testing.T) {
 	t.Helper()
-	reg = newRegistry()
-	counters.labelled.Store(0)
-	counters.skipped.Store(0)
-	counters.overflowed.Store(0)
-	counters.truncated.Store(0)
+	defaultRegistry = NewRegistry(0)
 }
 
 func labelsOf(ctx context.Context) map[string]string {
@@ -189,7 +185,7 @@ func TestLabelNameCap(t *testing.T) {
 	for i := range junk {
 		contextLabels(l, "k6.n"+strconv.Itoa(i)+"=v")
 	}
-	if n := len(reg.values); n != maxNames {
+	if n := len(defaultRegistry.names); n != maxNames {
 		t.Errorf("registry holds %d names, want the cap %d", n, maxNames)
 	}
 	// The names k6 sends were reserved: the flood of other names did not
@@ -216,11 +212,11 @@ func TestLabelNameCap(t *testing.T) {
 func TestLabelSetCacheBounded(t *testing.T) {
 	resetState(t)
 	l := NewLabeler(WithMaxValuesPerLabel(maxValuesLimit))
-	for i := range 3 * maxSets {
-		contextLabels(l, "k6.name=n"+strconv.Itoa(i))
-	}
-	if n := len(reg.sets); n > maxSets {
-		t.Errorf("cache holds %d sets, want at most %d", n, maxSets)
+	for i := range 3 * setSlots {
+		contextLabels(l, "k6.name=n"+strconv.Itoa(i)+strings.Repeat("x", i%200))
+		if b := defaultRegistry.setBytes.Load(); b > setBudget {
+			t.Fatalf("set cache holds %d bytes, want at most %d", b, setBudget)
+		}
 	}
 	// A set built again after the cache started over still labels correctly.
 	if got := contextLabels(l, "k6.name=n0"); got["k6_name"] != "n0" {
@@ -318,7 +314,7 @@ func TestMembersAndBaggage(t *testing.T) {
 	// A key that is not a valid baggage key goes downstream as the key its
 	// label name stands for, so the next service makes the same label.
 	odd := NewLabeler().Context(context.Background(), []string{`k6.bad key=1, k6.x"y=2, k6.ok-key=3`})
-	if b := Baggage(odd); b != "k6.bad_key=1,k6.ok-key=3,k6.x_y=2" {
+	if b := Baggage(odd); b != "k6.bad_key=1,k6.ok_key=3,k6.x_y=2" {
 		t.Errorf("Baggage = %q", b)
 	}
 	if got, want := contextLabels(NewLabeler(), Baggage(odd)), labelsOf(odd); !maps.Equal(got, want) {
@@ -360,18 +356,19 @@ func TestLineCache(t *testing.T) {
 		t.Errorf("Stats() = %+v, want 6 labelled and 6 skipped", s)
 	}
 	// Lines that collide in the cache replace each other and stay right.
+	wide := NewLabeler(WithMaxValuesPerLabel(maxValuesLimit))
 	for i := range 4 * lineSlots {
 		v := strconv.Itoa(i % (2 * lineSlots))
-		if got := contextLabels(drop, "k6.name="+v)["k6_name"]; got != v {
+		if got := contextLabels(wide, "k6.name="+v)["k6_name"]; got != v {
 			t.Fatalf("k6_name = %q, want %q", got, v)
 		}
 	}
 }
 
-func TestZeroLabelerLabelsNothing(t *testing.T) {
+func TestZeroLabelerUsesDefaults(t *testing.T) {
 	resetState(t)
 	var l Labeler
-	if got := contextLabels(&l, "k6.scenario=s"); len(got) != 0 {
+	if got := contextLabels(&l, "k6.scenario=s, k6.name=/a?id=1"); !maps.Equal(got, map[string]string{"k6_scenario": "s", "k6_name": "/a"}) {
 		t.Errorf("zero Labeler made labels %v", got)
 	}
 }

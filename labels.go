@@ -5,38 +5,39 @@ import (
 	"hash/maphash"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 )
 
 // OverflowValue replaces a label value once its label name has reached the
-// cap set by [WithMaxValuesPerLabel].
+// cap set by [WithMaxValuesPerLabel]. A client that sends it as a value gets
+// it as the label, without taking a value's place under the cap.
 const OverflowValue = "_overflow"
 
 // undefinedValue is what k6's helper sends for the test run id on a local
 // `k6 run`, where no id exists. It carries nothing, so it is not a label.
 const undefinedValue = "undefined"
 
-// Limits that keep the process-wide bookkeeping bounded whatever clients send.
-const (
-	maxNameBytes = 128  // longer label names are skipped, not cut: a cut could merge two names
-	maxNames     = 32   // distinct label names per process
-	maxSets      = 1024 // cached label sets; the cache starts over when full
-)
+// maxNameBytes bounds a label name; longer keys are skipped, not cut: a cut
+// could merge two names.
+const maxNameBytes = 128
 
-// label is one k6 label in the making: the member key as sent, the label name
-// derived from it and the cleaned value.
+// The label names k6's helper sends. They always have a place under the
+// name cap and come first in what is sent downstream.
+var k6Names = [...]string{"k6_test_run_id", "k6_scenario", "k6_name"}
+
+// label is one k6 label: its pprof name and value. The baggage key it came
+// from is not kept: keys that make the same name are the same label, and
+// the key sent downstream is the one the name stands for (see keyOf).
 type label struct {
-	key, name, value string
+	name, value string
 }
 
 // labelName appends to buf the pprof label name for a baggage key and
 // reports whether the key is a k6 key that makes a valid name. Names are the
 // key with every byte outside [a-zA-Z0-9_] turned into '_', so
 // "k6.test_run_id" becomes "k6_test_run_id" and every name matches
-// ^[a-zA-Z_][a-zA-Z0-9_]*$. Building into the caller's buffer lets a name
-// seen before cost no allocation (see registry.intern).
+// ^[a-zA-Z_][a-zA-Z0-9_]*$, the names Pyroscope accepts in every mode.
 func labelName(key string, buf []byte) ([]byte, bool) {
 	if len(key) <= len("k6.") || len(key) > maxNameBytes || !strings.HasPrefix(key, "k6.") {
 		return buf, false
@@ -44,7 +45,7 @@ func labelName(key string, buf []byte) ([]byte, bool) {
 	buf = append(buf, "k6_"...)
 	for i := 3; i < len(key); i++ {
 		c := key[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+		if !isNameByte(c) {
 			c = '_'
 		}
 		buf = append(buf, c)
@@ -52,82 +53,234 @@ func labelName(key string, buf []byte) ([]byte, bool) {
 	return buf, true
 }
 
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// keyOf returns the baggage key a label name stands for: "k6_my_tag" is
+// sent as "k6.my_tag", which is always a valid key and makes the same name.
+func keyOf(name string) string {
+	return "k6." + name[len("k6_"):]
+}
+
+// looksLikeURL reports whether a k6.name value is a URL (or a path), whose
+// query string and fragment are dropped: k6 names untagged requests by URL.
+func looksLikeURL(s string) bool {
+	return strings.HasPrefix(s, "/") || strings.Contains(s, "://")
+}
+
+// cutQuery returns s without its query string and fragment.
+func cutQuery(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
 // labelValue turns a raw member value into a label value: percent-decoded,
-// then cleaned by cleanValue. For a k6.name URL it drops the query string and
-// fragment unless keepQuery is set; this is done before decoding, so an
-// escaped "%3F" stays part of the path.
-func labelValue(key, raw string, maxBytes int, keepQuery bool) string {
-	if !keepQuery && key == "k6.name" && (strings.HasPrefix(raw, "/") || strings.Contains(raw, "://")) {
-		if i := strings.IndexAny(raw, "?#"); i >= 0 {
-			raw = raw[:i]
-		}
+// valid UTF-8 without control characters, at most maxBytes long. For k6.name
+// it drops a URL's query string and fragment unless keepQuery is set: before
+// decoding when the value is a URL as sent (so an escaped "%3F" stays part of
+// the path), after decoding when only the decoded value is one (a URL sent
+// whole through encodeURIComponent). Work is bounded by maxBytes, not by the
+// length of raw.
+func labelValue(name, raw string, maxBytes int, keepQuery bool) string {
+	isName := name == "k6_name" && !keepQuery
+	if isName && looksLikeURL(raw) {
+		raw, isName = cutQuery(raw), false
 	}
 	if isPlain(raw) {
 		return raw[:min(len(raw), maxBytes)]
 	}
-	return cleanValue(decodeValue(raw), maxBytes)
+	v := decodeClean(raw, maxBytes)
+	if isName && looksLikeURL(v) {
+		v = cutQuery(v)
+	}
+	return v
+}
+
+// decodeClean percent-decodes at most the prefix of raw that the first
+// maxBytes bytes of the result can come from, and cleans it as cleanValue
+// does. Every decoded byte makes at least one byte of the result, so
+// maxBytes+3 decoded bytes always suffice (3: the rest of a character that
+// starts before the cut).
+func decodeClean(raw string, maxBytes int) string {
+	var buf [maxValueBytesLimit + utf8.UTFMax]byte
+	b := buf[:0]
+	limit := maxBytes + utf8.UTFMax - 1
+	for i := 0; i < len(raw) && len(b) < limit; i++ {
+		c := raw[i]
+		if c == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
+			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			i += 2
+		}
+		b = append(b, c)
+	}
+	return cleanBytes(b, maxBytes)
 }
 
 // cleanValue makes s a valid label value: valid UTF-8 without control
-// characters (each becomes U+FFFD), at most maxBytes long and cut on a
-// character boundary.
+// characters (each invalid byte and each control character becomes U+FFFD),
+// at most maxBytes long and cut on a character boundary.
 func cleanValue(s string, maxBytes int) string {
 	if isPlain(s) {
 		return s[:min(len(s), maxBytes)]
 	}
-	b := make([]byte, 0, min(len(s), maxBytes))
-	for _, r := range s {
+	return cleanBytes([]byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)]), maxBytes)
+}
+
+func cleanBytes(b []byte, maxBytes int) string {
+	var buf [maxValueBytesLimit]byte
+	out := buf[:0]
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
 		if r < 0x20 || 0x7f <= r && r < 0xa0 {
 			r = utf8.RuneError
 		}
-		if len(b)+utf8.RuneLen(r) > maxBytes {
+		if len(out)+utf8.RuneLen(r) > maxBytes {
 			break
 		}
-		b = utf8.AppendRune(b, r)
+		out = utf8.AppendRune(out, r)
 	}
-	return string(b)
+	return string(out)
 }
 
 // A labelSet is one distinct set of k6 labels, built once and shared by every
-// request that carries it. Nothing in it changes after it is cached.
+// request that carries it. Its labels never change; what it caches about
+// them (admission, renaming, the encoded baggage) is replaced atomically.
 type labelSet struct {
-	labels  []label         // sorted by name
-	ctx     context.Context // context.Background() with the labels
-	set     pprof.LabelSet
-	baggage string // the members, encoded for a baggage header
+	labels  []label // sorted by name
+	cfg     uint64  // the Labeler options it was built under (config.key)
+	hash    uint64
+	size    int // bytes it holds, for the cache budget
+	dropped int // labels left out to fit a baggage header
+
+	ctx context.Context // context.Background() with the labels
+	set pprof.LabelSet
+
+	adm     atomic.Pointer[admission] // what the registry made of it, while current
+	renamed atomic.Pointer[renaming]  // the last set a naming hook turned it into
+	baggage atomic.Pointer[string]    // the labels encoded for a baggage header, once asked for
 }
 
-func newLabelSet(labels []label) *labelSet {
-	s := &labelSet{labels: make([]label, len(labels))}
+// renaming records that a naming hook turned a set's k6_name into name.
+type renaming struct {
+	name string
+	set  *labelSet
+}
+
+// newLabelSet builds the set of labels (sorted by name) under config key
+// cfg. It copies every string, so labels may point into buffers that the
+// caller reuses. Labels that would make the encoded baggage exceed the W3C
+// limit are left out, the least important first, so that [Baggage] always
+// fits; it returns how many.
+func newLabelSet(labels []label, cfg, hash uint64) (_ *labelSet, dropped int) {
+	labels, dropped = fitBaggage(labels)
+	if len(labels) == 0 {
+		return nil, dropped
+	}
+	n := 0
+	for _, l := range labels {
+		n += len(l.name) + len(l.value)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, l := range labels {
+		sb.WriteString(l.name)
+		sb.WriteString(l.value)
+	}
+	all := sb.String() // one copy for every string of the set
+	s := &labelSet{labels: make([]label, len(labels)), cfg: cfg, hash: hash}
 	kv := make([]string, 0, 2*len(labels))
-	var b []byte
+	off := 0
 	for i, l := range labels {
-		l.key, l.name, l.value = strings.Clone(l.key), strings.Clone(l.name), strings.Clone(l.value)
-		s.labels[i] = l
-		kv = append(kv, l.name, l.value)
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if isToken(l.key) {
-			b = append(b, l.key...)
-		} else {
-			// Not a valid baggage key (a space, a quote...): send the key
-			// the label name stands for, which makes the same label name
-			// downstream and is always a token.
-			b = append(b, "k6."...)
-			b = append(b, l.name[len("k6_"):]...)
-		}
-		b = append(b, '=')
-		b = appendEncoded(b, l.value)
+		name := all[off : off+len(l.name)]
+		off += len(l.name)
+		value := all[off : off+len(l.value)]
+		off += len(l.value)
+		s.labels[i] = label{name, value}
+		kv = append(kv, name, value)
 	}
 	s.set = pprof.Labels(kv...)
 	s.ctx = pprof.WithLabels(context.Background(), s.set)
-	s.baggage = string(b)
-	return s
+	s.size = 256 + 3*n + 64*len(labels) // strings, the pprof copies, headers
+	return s, dropped
 }
 
-func (s *labelSet) equal(labels []label) bool {
-	if len(s.labels) != len(labels) {
+// fitBaggage returns labels without those that would make their encoded
+// baggage longer than MaxBaggageBytes: the three k6 names are kept first,
+// then the others in name order. It keeps the order of labels.
+func fitBaggage(labels []label) ([]label, int) {
+	size := -1 // no ',' before the first member
+	for _, l := range labels {
+		size += 1 + memberLen(l)
+	}
+	if size <= MaxBaggageBytes {
+		return labels, 0
+	}
+	var keep [maxLabelsLimit]bool
+	size = -1
+	for pass := range 2 {
+		for i, l := range labels {
+			if isK6Name(l.name) != (pass == 0) {
+				continue
+			}
+			if n := 1 + memberLen(l); size+n <= MaxBaggageBytes {
+				keep[i] = true
+				size += n
+			}
+		}
+	}
+	kept := labels[:0:0]
+	for i, l := range labels {
+		if keep[i] {
+			kept = append(kept, l)
+		}
+	}
+	return kept, len(labels) - len(kept)
+}
+
+func isK6Name(name string) bool {
+	return name == k6Names[0] || name == k6Names[1] || name == k6Names[2]
+}
+
+// memberLen is the length of l as an encoded baggage member.
+func memberLen(l label) int {
+	n := len(l.name) + 1 // the key is as long as the name
+	for i := 0; i < len(l.value); i++ {
+		if needsEscape(l.value[i]) {
+			n += 3
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// encodedBaggage returns the labels of s as a baggage header value, building
+// it on first use: most services never send it on.
+func (s *labelSet) encodedBaggage() string {
+	if p := s.baggage.Load(); p != nil {
+		return *p
+	}
+	var b []byte
+	for i, l := range s.labels {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "k6."...)
+		b = append(b, l.name[len("k6_"):]...)
+		b = append(b, '=')
+		b = appendEncoded(b, l.value)
+	}
+	str := string(b)
+	s.baggage.Store(&str)
+	return str
+}
+
+func (s *labelSet) equal(cfg uint64, labels []label) bool {
+	if s.cfg != cfg || len(s.labels) != len(labels) {
 		return false
 	}
 	for i := range labels {
@@ -138,170 +291,30 @@ func (s *labelSet) equal(labels []label) bool {
 	return true
 }
 
-// registry is the process-wide record of label values seen (for the
-// cardinality caps) and the cache of label sets built from them.
-type registry struct {
-	mu     sync.RWMutex
-	values map[string]map[string]struct{} // label name → values admitted
-	names  map[string]string              // the keys of values, for intern
-	sets   map[uint64]*labelSet
-	seed   maphash.Seed
-}
-
-var reg = newRegistry()
-
-func newRegistry() *registry {
-	r := &registry{
-		values: make(map[string]map[string]struct{}),
-		names:  make(map[string]string),
-		sets:   make(map[uint64]*labelSet),
-		seed:   maphash.MakeSeed(),
-	}
-	// The names k6 sends hold their places from the start, so that a client
-	// sending many other k6.* keys first cannot use up the name cap.
-	for _, name := range []string{"k6_test_run_id", "k6_scenario", "k6_name"} {
-		r.values[name] = make(map[string]struct{})
-		r.names[name] = name
-	}
-	return r
-}
-
-// counters back Stats.
-var counters struct {
-	labelled, skipped, overflowed, truncated atomic.Uint64
-}
-
-// admit applies the cardinality caps to labels, appends the result to dst
-// and returns it, the number of values it replaced by OverflowValue, the
-// number of labels it dropped because the process has seen too many label
-// names, and whether it would have to record a name or value it has not seen. With record false it only
-// reads, so it can run under the read lock; with record true the caller holds
-// the write lock.
-func (r *registry) admit(dst, labels []label, maxValues int, record bool) (kept []label, overflowed, dropped int, missing bool) {
-	kept = dst
-	for _, l := range labels {
-		vals, ok := r.values[l.name]
-		if !ok {
-			if len(r.values) >= maxNames {
-				dropped++
-				continue
-			}
-			if !record {
-				return nil, 0, 0, true
-			}
-			vals = make(map[string]struct{})
-			name := strings.Clone(l.name)
-			r.values[name] = vals
-			r.names[name] = name
+// value returns the value of the label named name, if s has it.
+func (s *labelSet) value(name string) (string, bool) {
+	for _, l := range s.labels {
+		if l.name == name {
+			return l.value, true
 		}
-		if _, ok := vals[l.value]; !ok {
-			switch {
-			case len(vals) >= maxValues:
-				l.value = OverflowValue
-				overflowed++
-			case !record:
-				return nil, 0, 0, true
-			default:
-				vals[strings.Clone(l.value)] = struct{}{}
-			}
-		}
-		kept = append(kept, l)
 	}
-	return kept, overflowed, dropped, false
+	return "", false
 }
 
-// intern returns name as a string, without allocating when the name is one
-// k6 sends or one the registry holds already.
-func (r *registry) intern(name []byte) string {
-	switch string(name) {
-	case "k6_test_run_id":
-		return "k6_test_run_id"
-	case "k6_scenario":
-		return "k6_scenario"
-	case "k6_name":
-		return "k6_name"
-	}
-	r.mu.RLock()
-	s, ok := r.names[string(name)] // the compiler does not allocate for this lookup
-	r.mu.RUnlock()
-	if ok {
-		return s
-	}
-	return string(name)
-}
-
-func (r *registry) hash(labels []label) uint64 {
+// hashLabels hashes labels (sorted by name) under config key cfg.
+func hashLabels(seed maphash.Seed, cfg uint64, labels []label) uint64 {
 	var h maphash.Hash
-	h.SetSeed(r.seed)
+	h.SetSeed(seed)
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(cfg >> (8 * i))
+	}
+	h.Write(b[:])
 	for _, l := range labels {
-		h.WriteString(l.key)
-		h.WriteByte(0)
 		h.WriteString(l.name)
 		h.WriteByte(0)
 		h.WriteString(l.value)
 		h.WriteByte(0)
 	}
 	return h.Sum64()
-}
-
-// labelSet returns the shared labelSet for labels, which must be sorted by
-// name, after applying the cardinality caps to them, or nil if no label is
-// left, with the number of values that overflowed and of labels dropped. It
-// allocates only for a set it has not built before.
-func (r *registry) labelSet(labels []label, maxValues int) (_ *labelSet, overflowed, dropped int) {
-	var buf [maxLabelsLimit]label
-	r.mu.RLock()
-	kept, overflowed, dropped, missing := r.admit(buf[:0], labels, maxValues, false)
-	var s *labelSet
-	var h uint64
-	if !missing {
-		h = r.hash(kept)
-		if s = r.sets[h]; s != nil && !s.equal(kept) {
-			s = nil // a hash collision: build this set afresh below
-		}
-	}
-	r.mu.RUnlock()
-	if s == nil && (missing || len(kept) > 0) {
-		r.mu.Lock()
-		if missing {
-			kept, overflowed, dropped, _ = r.admit(buf[:0], labels, maxValues, true)
-			h = r.hash(kept)
-		}
-		if s = r.sets[h]; len(kept) == 0 {
-			s = nil
-		} else if s == nil || !s.equal(kept) {
-			s = newLabelSet(kept)
-			if len(r.sets) >= maxSets {
-				clear(r.sets) // simpler than LRU, and the hot sets come back at once
-			}
-			r.sets[h] = s
-		}
-		r.mu.Unlock()
-	}
-	return s, overflowed, dropped
-}
-
-// Counters are counts since the process started, for dashboards and alerts:
-// a growing Overflowed means label values are hitting the cardinality cap.
-type Counters struct {
-	// Labelled counts requests that were given k6 labels.
-	Labelled uint64
-	// Skipped counts baggage members dropped: malformed members, and k6
-	// members beyond the label cap or with a key too long for a label name.
-	Skipped uint64
-	// Overflowed counts label values replaced by OverflowValue.
-	Overflowed uint64
-	// Truncated counts requests whose baggage went beyond MaxBaggageBytes or
-	// MaxBaggageMembers and was examined only up to that limit.
-	Truncated uint64
-}
-
-// Stats returns the counters of the whole process.
-func Stats() Counters {
-	return Counters{
-		Labelled:   counters.labelled.Load(),
-		Skipped:    counters.skipped.Load(),
-		Overflowed: counters.overflowed.Load(),
-		Truncated:  counters.truncated.Load(),
-	}
 }

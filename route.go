@@ -1,21 +1,42 @@
 package k6labels
 
-import "net/http"
+import (
+	"net/http"
+	"reflect"
+)
 
-// routeName returns the k6_name value for r under the route pattern options:
-// the pattern the mux matched (or, with WithServeMux, will match), cleaned
-// like any label value but not percent-decoded (a pattern is the program's
-// text, not a baggage value), or name, the value k6 sent, when there is none.
-func (l *Labeler) routeName(r *http.Request, name string) string {
-	if !l.cfg.routePattern {
-		return name
+// routePattern is the naming hook of WithRoutePattern.
+func routePattern(r *http.Request, name string) string {
+	if r.Pattern != "" {
+		return r.Pattern
 	}
-	p := r.Pattern
-	if p == "" && l.cfg.mux != nil {
-		_, p = l.cfg.mux.Handler(r)
+	return name
+}
+
+// redirectType is the type of the handler ServeMux routes a request to when
+// it redirects it.
+var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
+
+// muxPattern is the naming hook of WithServeMux: the pattern mux has matched,
+// or will match, for r, or name if none. A request the mux redirects to add
+// a trailing slash is named by the pattern it is redirected to; mux.Handler
+// reports that pattern for every method but CONNECT, where it reports the
+// path, so CONNECT asks again with the path it is redirected to.
+func muxPattern(mux *http.ServeMux, r *http.Request, name string) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	h, p := mux.Handler(r)
+	if p != "" && r.Method == http.MethodConnect && reflect.TypeOf(h) == redirectType {
+		r2, u := *r, *r.URL
+		u.Path, u.RawPath = p, ""
+		r2.URL = &u
+		if h, p = mux.Handler(&r2); reflect.TypeOf(h) == redirectType {
+			p = ""
+		}
 	}
 	if p == "" {
 		return name
 	}
-	return cleanValue(p, l.cfg.maxValueBytes)
+	return p
 }

@@ -1,0 +1,157 @@
+package k6labels
+
+import (
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// collected returns the labels collect makes of line under the defaults.
+func collected(line string) []label {
+	labels, _, _ := collect([]string{line}, &defaultConfig, nil)
+	return labels
+}
+
+// A line and its form without queries make the same labels, skip the same
+// members and are cut by the same limits: they may share a cache entry.
+func FuzzWithoutQueries(f *testing.F) {
+	for _, s := range []string{
+		"k6.test_run_id=1,k6.scenario=s,k6.name=http://h:1/car?vehicle_id=7&city=berlin",
+		"k6.name = /a ?x, k6.name=/b?y;p=1",
+		"x=k6.name=/a?b, k6.names=/c?d",
+		"k6.name=a%3A%2F%2Fb%3Fc?x=://",
+		"k6.name=/a#b?c, bad, k6.name=http://h/?",
+		"k6.name=foo?u=http://x",
+		"k6.name=/a;p?x=1",
+		"k6.name=,k6.name=/x?y",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if len(line) > maxCachedLine {
+			return
+		}
+		norm, cut := withoutQueries(line, nil)
+		if !cut {
+			return
+		}
+		want, wantSkip, wantCut := collect([]string{line}, &defaultConfig, nil)
+		got, gotSkip, gotCut := collect([]string{string(norm)}, &defaultConfig, nil)
+		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
+			t.Errorf("%q: labels %v (skipped %d, cut %v); without queries %q: %v (skipped %d, cut %v)",
+				line, want, wantSkip, wantCut, norm, got, gotSkip, gotCut)
+		}
+	})
+}
+
+func labelsEqual(a, b []label) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWithoutQueries(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car?id=7", "k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car"},
+		{"k6.name=/a?x, k6.scenario=s, k6.name = /b#f ;p", "k6.name=/a, k6.scenario=s, k6.name = /b"},
+		{"k6.name=order?bike", ""},     // not a URL: the query is part of the name
+		{"x=k6.name=/a?b", ""},         // a value, not a key
+		{"k6.name=foo?u=http://x", ""}, // a URL only through its query
+		{"k6.name=/a ?x", ""},          // what is left ends in a space
+		{"k6.name=/a;p?x", ""},         // the '?' is in a property
+		{"k6.name=http://h/a", ""},     // nothing to cut
+	} {
+		got, cut := withoutQueries(c.line, nil)
+		if c.want == "" {
+			if cut {
+				t.Errorf("%q: cut to %q, want no cut", c.line, got)
+			}
+			continue
+		}
+		if !cut || string(got) != c.want {
+			t.Errorf("%q: got %q (cut %v), want %q", c.line, got, cut, c.want)
+		}
+	}
+}
+
+// k6's default traffic, a URL with a new id in every query string, is served
+// from one cache entry: no allocation beyond the labelled context.
+func TestNewQueryEachRequestHitsCache(t *testing.T) {
+	l := NewLabeler(WithRegistry(NewRegistry(0)))
+	var lines [][]string
+	for i := range 200 {
+		lines = append(lines, []string{"k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car?id=" + strings.Repeat("9", i)})
+	}
+	line := func(i int) []string { return lines[i%len(lines)] }
+	l.Context(t.Context(), line(0))
+	i := 0
+	if n := testing.AllocsPerRun(200, func() { i++; l.Context(t.Context(), line(i)) }); n != 1 {
+		t.Errorf("a new query string costs %v allocations, want 1 (the context)", n)
+	}
+	want := map[string]string{"k6_test_run_id": "1", "k6_scenario": "s", "k6_name": "http://h/car"}
+	if got := contextLabels(l, line(7)...); !maps.Equal(got, want) {
+		t.Errorf("labels = %v, want %v", got, want)
+	}
+}
+
+// isValidBaggage reports whether s is W3C baggage: key=value members,
+// tokens for keys, baggage-octets (with '%' only in escapes) for values.
+func isValidBaggage(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, m := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || !isToken(k) {
+			return false
+		}
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch {
+			case c == '%':
+				if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+					return false
+				}
+			case needsEscape(c):
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Whatever the options and the input, Baggage is valid W3C baggage within
+// its limits, and MergeBaggage keeps every k6 member it holds.
+func FuzzBaggageFits(f *testing.F) {
+	f.Add(30, 2048, 200, "k6.a=\x80\x80\x80", uint8(3))
+	f.Add(8, 256, 1, "k6.name=http://h/x?y", uint8(0))
+	f.Fuzz(func(t *testing.T, maxLabels, maxValueBytes, repeat int, member string, shape uint8) {
+		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(maxLabels), WithMaxValueBytes(maxValueBytes))
+		var parts []string
+		for i := range 30 {
+			v := strings.Repeat(member, min(max(repeat, 0)%400, 2048/max(len(member), 1)))
+			if shape&1 == 1 {
+				v = strings.Repeat("\x80", 2048) // each byte becomes U+FFFD, encoded as %EF%BF%BD
+			}
+			parts = append(parts, "k6.m"+strconv.Itoa(i)+"="+v)
+		}
+		ctx := l.Context(t.Context(), []string{strings.Join(parts, ",")})
+		b := Baggage(ctx)
+		if len(b) > MaxBaggageBytes || strings.Count(b, ",") >= MaxBaggageMembers || !isValidBaggage(b) {
+			t.Fatalf("Baggage: %d bytes, %d members, valid %v", len(b), strings.Count(b, ",")+1, isValidBaggage(b))
+		}
+		merged := MergeBaggage([]string{strings.Repeat("x", 100) + "=1,other=2"}, b)
+		for _, m := range Members(ctx) {
+			if !strings.Contains(merged, m.Key+"=") {
+				t.Fatalf("MergeBaggage dropped %s", m.Key)
+			}
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package k6labels
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"runtime/pprof"
+	"testing"
+)
+
+// serve runs r through h and returns the labels its handler saw.
+func serveThrough(h func(http.Handler) http.Handler, r *http.Request) map[string]string {
+	var got map[string]string
+	h(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = labelsOf(r.Context()) })).ServeHTTP(httptest.NewRecorder(), r)
+	return got
+}
+
+func TestWithNameFormatter(t *testing.T) {
+	resetState(t)
+	var calls []string
+	hook := func(r *http.Request, name string) string {
+		calls = append(calls, name)
+		return r.Header.Get("Route")
+	}
+	mw := Middleware(WithNameFormatter(hook))
+	req := func(baggage, route string) *http.Request {
+		r := httptest.NewRequest("GET", "/bike/7", nil)
+		r.Header.Set("Baggage", baggage)
+		r.Header.Set("Route", route)
+		return r
+	}
+	if got := serveThrough(mw, req("k6.scenario=s,k6.name=http://h/bike/7?x=1", "/bike/{id}")); !maps.Equal(got, map[string]string{"k6_scenario": "s", "k6_name": "/bike/{id}"}) {
+		t.Errorf("labels = %v", got)
+	}
+	if got := serveThrough(mw, req("k6.scenario=s,k6.name=n", "")); !maps.Equal(got, map[string]string{"k6_scenario": "s"}) {
+		t.Errorf("a hook returning \"\" left labels %v", got)
+	}
+	if got := serveThrough(mw, req("k6.scenario=s", "/never")); !maps.Equal(got, map[string]string{"k6_scenario": "s"}) {
+		t.Errorf("a request without k6.name got labels %v", got)
+	}
+	if want := []string{"http://h/bike/7", "n"}; len(calls) != 2 || calls[0] != want[0] || calls[1] != want[1] {
+		t.Errorf("hook called with %q, want %q (cleaned, only with a k6.name)", calls, want)
+	}
+	// Members and Baggage tell the name the hook gave.
+	var bag string
+	Middleware(WithNameFormatter(hook))(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { bag = Baggage(r.Context()) })).
+		ServeHTTP(httptest.NewRecorder(), req("k6.name=x", "/route"))
+	if bag != "k6.name=/route" {
+		t.Errorf("Baggage = %q", bag)
+	}
+}
+
+// A named request served from the caches costs what an unnamed one does:
+// one allocation.
+func TestNamedRequestAllocations(t *testing.T) {
+	resetState(t)
+	mux := http.NewServeMux()
+	mux.Handle("GET /bike/{id}", NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRoutePattern()))
+	w := httptest.NewRecorder()
+	var rs []*http.Request
+	for _, id := range []string{"1", "2", "3"} {
+		r := httptest.NewRequest("GET", "/bike/"+id, nil)
+		r.Header.Set("Baggage", "k6.test_run_id=1,k6.scenario=s,k6.name=http://h/bike/"+id+"?q="+id)
+		rs = append(rs, r)
+		mux.ServeHTTP(w, r)
+	}
+	bare := http.NewServeMux() // the mux's own allocations (the {id} match)
+	bare.HandleFunc("GET /bike/{id}", func(http.ResponseWriter, *http.Request) {})
+	i := 0
+	base := testing.AllocsPerRun(100, func() { i++; bare.ServeHTTP(w, rs[i%3]) })
+	if n := testing.AllocsPerRun(100, func() { i++; mux.ServeHTTP(w, rs[i%3]) }); n-base > 1 {
+		t.Errorf("a named request costs %v allocations more than the bare mux, want 1", n-base)
+	}
+}
+
+func TestWithNameFunc(t *testing.T) {
+	resetState(t)
+	type routeKey struct{}
+	l := NewLabeler(WithNameFunc(func(ctx context.Context, name string) string {
+		r, _ := ctx.Value(routeKey{}).(string)
+		return r
+	}))
+	ctx := context.WithValue(context.Background(), routeKey{}, "/pkg.Svc/Get")
+	got := labelsOf(l.Context(ctx, []string{"k6.scenario=s,k6.name=whatever"}))
+	if !maps.Equal(got, map[string]string{"k6_scenario": "s", "k6_name": "/pkg.Svc/Get"}) {
+		t.Errorf("labels = %v", got)
+	}
+}
+
+// A CONNECT request that the mux redirects to add a trailing slash is named
+// by the pattern it is redirected to, as every other method is.
+func TestWithServeMuxConnectRedirect(t *testing.T) {
+	resetState(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/tree/{rest...}", func(http.ResponseWriter, *http.Request) {})
+	for _, method := range []string{"GET", "CONNECT"} {
+		var got string
+		h := NewHandler(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			got, _ = pprof.Label(r.Context(), "k6_name")
+		}), WithServeMux(mux))
+		r := httptest.NewRequest(method, "/tree", nil)
+		r.Header.Set("Baggage", "k6.name=http://h/tree?id=1")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if got != "/tree/{rest...}" {
+			t.Errorf("%s /tree: k6_name = %q, want the pattern /tree/{rest...}", method, got)
+		}
+	}
+}
+
+// A request that passes three nested handlers is counted once.
+func TestStatsCountRequestsOnce(t *testing.T) {
+	resetState(t)
+	var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for range 3 {
+		h = NewHandler(h)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("Baggage", "k6.scenario=s")
+	for range 2 {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	if got := Stats().Labelled; got != 2 {
+		t.Errorf("Labelled = %d for 2 requests through 3 handlers, want 2", got)
+	}
+}
+
+// A k6.name URL sent fully percent-encoded (encodeURIComponent) loses its
+// query string too; an escaped '?' inside a URL sent as is stays.
+func TestEncodedURLName(t *testing.T) {
+	resetState(t)
+	for line, want := range map[string]string{
+		"k6.name=http%3A%2F%2Fh%2Fbike%3Fid%3D3":    "http://h/bike",
+		"k6.name=%2Fbike%3Fid%3D3%23top":            "/bike",
+		"k6.name=http://h/a%3Fb?id=3":               "http://h/a?b",
+		"k6.name=order%3Fbike":                      "order?bike",
+		"k6.name=http%3A%2F%2Fh%2Fbike%3Fid%3D3%25": "http://h/bike",
+	} {
+		if got := contextLabels(NewLabeler(), line)["k6_name"]; got != want {
+			t.Errorf("%s: k6_name = %q, want %q", line, got, want)
+		}
+	}
+	if got := LabelValue("k6.name", "http%3A%2F%2Fh%2Fbike%3Fid%3D3"); got != "http://h/bike" {
+		t.Errorf("LabelValue = %q", got)
+	}
+}
