@@ -7,13 +7,59 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
 const testRunID = "4242"
+
+// groundTruthReport is the demo's report of p.
+func groundTruthReport(t *testing.T, p *profile.Profile, sent counts, target string) *report.Report {
+	t.Helper()
+	r, err := newDemoReport(context.Background(), p, sent, target, testRunID, time.Now(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkGroundTruth returns what is wrong with the CPU per request that r
+// shows per route. Each route's work is a known number of units, so its
+// CPU per request should be units × u, with u the CPU of one unit: u is
+// taken from all routes together (their CPU over their units sent), and
+// units × u must lie inside the row's 95% interval, which comes from the
+// row's sample count alone.
+func checkGroundTruth(r *report.Report) []string {
+	var cpu, units float64
+	rows := r.RowsBy(report.ByName)
+	for _, row := range rows {
+		u := routeUnits(report.URLPath(row.Key()))
+		cpu += float64(row.CPU)
+		units += float64(u) * float64(row.Requests)
+	}
+	if units == 0 {
+		return []string{"no route work in the report"}
+	}
+	unit := cpu / units
+	var problems []string
+	for _, path := range []string{"/bike", "/scooter", "/car"} {
+		i := slices.IndexFunc(rows, func(row report.Row) bool { return report.URLPath(row.Key()) == path })
+		if i < 0 || rows[i].Requests == 0 {
+			problems = append(problems, fmt.Sprintf("no row with requests for %s: %+v", path, rows))
+			continue
+		}
+		per, want := rows[i].PerRequest, time.Duration(float64(routeUnits(path))*unit)
+		if want < per.Low || want > per.High {
+			problems = append(problems, fmt.Sprintf("%s: %s per request, interval %s–%s, but %d units × %s = %s",
+				path, per.Est, per.Low, per.High, routeUnits(path), time.Duration(unit), want))
+		}
+	}
+	return problems
+}
 
 // attributionRequests is how many requests the attribution test sends: about
 // 1,500 units of work, some 3 s of CPU (300 samples) where a unit takes 2 ms.
@@ -172,23 +218,31 @@ func TestAttribution(t *testing.T) {
 		t.Error(pr)
 	}
 	t.Log(summary)
-	r0 := newReport(p, nil, "")
-	t.Logf("%d samples, %s of CPU; responses by scenario %v", r0.samples, seconds(r0.total), sent.byScenario)
-
-	// The report the demo prints, on the same profile: every scenario has a
-	// row, and its share of k6 CPU is near its share of the work sent.
-	r := newReport(p, &sent, target)
-	for _, sc := range defaultScenarios {
-		i := slices.IndexFunc(r.scenarios, func(rw row) bool { return rw.value == sc.name })
-		if i < 0 {
-			t.Errorf("report has no row for scenario %s: %+v", sc.name, r.scenarios)
-			continue
+	// Ground truth on the same profile: the report's CPU per request per
+	// route matches the routes' known cost ratio within its interval.
+	r := groundTruthReport(t, p, sent, target)
+	for _, pr := range checkGroundTruth(r) {
+		t.Error(pr)
+	}
+	var b strings.Builder
+	writeGroundTruth(&b, r)
+	t.Logf("%d samples, %s of CPU; responses by scenario %v\n%s", r.Total.Samples, seconds(r.Total.CPU), sent.byScenario, b.String())
+	// The ground-truth check must be able to fail: swap the car and bike
+	// labels, and count requests by the raw URL instead of the label value.
+	swapped := p.Copy()
+	for _, s := range swapped.Sample {
+		switch v := s.Label[labelName]; {
+		case len(v) == 0:
+		case v[0] == target+"/car":
+			s.Label[labelName] = []string{target + "/bike"}
+		case v[0] == target+"/bike":
+			s.Label[labelName] = []string{target + "/car"}
 		}
-		rw := r.scenarios[i]
-		if math.Abs(rw.ofK6-rw.work) > 0.15 {
-			t.Errorf("report row %+v: share of k6 CPU far from share of work", rw)
-		}
-		t.Logf("%s: %.1f%% of k6-labelled CPU, %.1f%% of the work sent", sc.name, 100*rw.ofK6, 100*rw.work)
+	}
+	if got := checkGroundTruth(groundTruthReport(t, swapped, sent, target)); len(got) == 0 {
+		t.Error("checkGroundTruth passed a profile with the car and bike labels swapped")
+	} else {
+		t.Logf("car and bike swapped: %s", got[0])
 	}
 
 	// The verdict must be able to fail: the same profile with its labels

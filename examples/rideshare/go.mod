@@ -6,6 +6,7 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/grafana/pyroscope-go v1.5.0
 	github.com/k6labels/k6labels v0.1.0
+	github.com/k6labels/k6labels/cmd/k6labels v0.1.0
 )
 
 require (
@@ -17,3 +18,5 @@ require (
 replace github.com/k6labels/k6labels => ../..
 
 replace github.com/k6labels/k6labels/internal/profiletest => ../../internal/profiletest
+
+replace github.com/k6labels/k6labels/cmd/k6labels => ../../cmd/k6labels

@@ -10,6 +10,7 @@
 //	go run ./examples/rideshare -pyroscope URL     # also push profiles to Pyroscope
 //	go run ./examples/rideshare -serve ADDR        # only the service, for a real k6 run
 //	go run ./examples/rideshare -target URL        # only the load, against a running service
+//	go run ./examples/rideshare -diff              # two runs, the second with /car costlier, and the verdict
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/google/pprof/profile"
 	pyroscopepprof "github.com/grafana/pyroscope-go/http/pprof"
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 func main() {
@@ -64,6 +66,7 @@ type options struct {
 	target    string
 	testRunID string
 	listen    string
+	diff      bool
 }
 
 func parseFlags(args []string, w io.Writer) (*options, error) {
@@ -78,6 +81,7 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 	fs.StringVar(&o.target, "target", "", "only send load to the service at this base `URL` (e.g. http://127.0.0.1:8080)")
 	fs.StringVar(&o.testRunID, "test-run-id", strconv.FormatInt(time.Now().Unix(), 10), "the k6.test_run_id the load sends")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address of the service in the full demo")
+	fs.BoolVar(&o.diff, "diff", false, "run the load twice, the second time with /car made costlier (4 units instead of 3), and print k6labels diff's verdict")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "Usage: go run ./examples/rideshare [flags]")
 		fmt.Fprintln(w)
@@ -102,6 +106,8 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 		return bad("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	case o.serve != "" && o.target != "":
 		return bad("-serve and -target exclude each other: run one process of each")
+	case o.diff && (o.serve != "" || o.target != "" || o.pyroscope != ""):
+		return bad("-diff runs both runs in this process: it does not combine with -serve, -target or -pyroscope")
 	case o.target != "" && o.pyroscope != "":
 		return bad("-target sends load only; -pyroscope belongs to the process that serves")
 	case o.duration <= 0:
@@ -127,6 +133,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		return runServe(ctx, o, w)
 	case o.target != "":
 		return runTarget(ctx, o, w)
+	case o.diff:
+		return runDiffDemo(ctx, o, w)
 	}
 	return runDemo(ctx, o, w)
 }
@@ -167,7 +175,9 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 
+	start := time.Now()
 	drive(ctx, d, o.duration, w)
+	end := time.Now()
 	st := k6labels.Stats()
 	fmt.Fprintf(w, "  k6labels.Stats(): %s requests labelled, %d members skipped, %d values overflowed\n",
 		thousands(int64(st.Labelled)), st.Skipped, st.Overflowed)
@@ -186,15 +196,15 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	if sent.total == 0 {
 		return fmt.Errorf("%w: %v", errNoResponses, d.err())
 	}
-
-	fmt.Fprintln(w)
-	newReport(p, &sent, srv.URL).write(w)
-	fmt.Fprintln(w)
+	r, err := newDemoReport(ctx, p, sent, srv.URL, o.testRunID, start, end)
+	if err != nil {
+		return fmt.Errorf("the report: %w", err)
+	}
 
 	if err := writeProfile(o.out, p, local.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Profile written to %s. Explore it with go tool pprof:\n", o.out)
+	fmt.Fprintf(w, "\nProfile written to %s. Explore it with go tool pprof:\n", o.out)
 	fmt.Fprint(w, pprofCommands(o.out, defaultScenarios[0].name))
 	fmt.Fprintln(w, "k6_name values have no query string: k6labels drops it by default, so that")
 	fmt.Fprintln(w, "?vehicle_id=... does not make one label value per request.")
@@ -202,6 +212,14 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 		fmt.Fprintln(w)
 		printPushStatus(w, push, o)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The k6labels report (what `k6labels report --k6 run.json PROFILE` prints for a real k6 run):")
+	fmt.Fprintln(w)
+	if err := r.Write(w, report.Text); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	writeGroundTruth(w, r)
 	return nil
 }
 
@@ -256,7 +274,7 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 	fmt.Fprintln(w, "or with the built-in load driver:")
 	fmt.Fprintf(w, "  go run ./examples/rideshare -target %s\n", srv.URL)
 	fmt.Fprintln(w, "While the load runs, take a 10 s CPU profile and list CPU per label value:")
-	fmt.Fprintf(w, "  go tool pprof -tags %s\n", shellQuote(profileURL))
+	fmt.Fprintf(w, "  go tool pprof -tags %s\n", report.ShellQuote(profileURL))
 	if push != nil {
 		fmt.Fprintf(w, "Profiles are pushed to %s as %s.\n", o.pyroscope, o.app)
 	}
@@ -292,7 +310,7 @@ func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nThe CPU profile is in the service's process: see Pyroscope if it pushes there,")
 	fmt.Fprintln(w, "or take one during the load with")
-	fmt.Fprintf(w, "  go tool pprof -tags %s\n", shellQuote(o.target+"/debug/pprof/profile?seconds=10"))
+	fmt.Fprintf(w, "  go tool pprof -tags %s\n", report.ShellQuote(o.target+"/debug/pprof/profile?seconds=10"))
 	return nil
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
-	"bytes"
-	"math"
+	"context"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // cpuProfile builds a profile shaped like runtime/pprof's CPU profiles, with
@@ -27,65 +30,49 @@ func cpuProfile(samples map[int64]map[string]string) *profile.Profile {
 	return p
 }
 
-func TestReportShares(t *testing.T) {
+func TestK6Results(t *testing.T) {
+	sent := counts{bySP: map[string]map[string]int64{
+		"rush_hour": {"/car": 10, "/scooter": 0},
+		"off_peak":  {"/bike": 4, "/": 5},
+	}}
+	res := k6Results(sent, "http://127.0.0.1:1", time.Unix(1, 0), time.Unix(2, 0))
+	want := map[k6results.Key]int64{
+		{Scenario: "rush_hour", Name: "http://127.0.0.1:1/car"}: 10,
+		{Scenario: "off_peak", Name: "http://127.0.0.1:1/bike"}: 4,
+		{Scenario: "off_peak", Name: "http://127.0.0.1:1/"}:     5,
+	}
+	if !maps.Equal(res.Requests, want) || res.Total != 19 {
+		t.Errorf("k6Results = %v (total %d), want %v (19)", res.Requests, res.Total, want)
+	}
+}
+
+func TestDemoReport(t *testing.T) {
 	const target = "http://127.0.0.1:1"
 	p := cpuProfile(map[int64]map[string]string{
 		60: {labelScenario: "rush_hour", labelName: target + "/car", labelRunID: "9"},
 		30: {labelScenario: "off_peak", labelName: target + "/bike", labelRunID: "9"},
 		10: {},
 	})
-	sent := &counts{bySP: map[string]map[string]int64{
-		"rush_hour": {"/car": 10}, // 30 units
-		"off_peak":  {"/bike": 10, "/": 5},
-	}}
-	r := newReport(p, sent, target)
-	if r.samples != 100 || r.total.Seconds() != 1 || r.unlabelled.Seconds() != 0.1 {
-		t.Fatalf("samples %d, total %s, unlabelled %s; want 100, 1s, 0.1s", r.samples, r.total, r.unlabelled)
+	sent := counts{bySP: map[string]map[string]int64{"rush_hour": {"/car": 100}, "off_peak": {"/bike": 100, "/": 50}}}
+	r, err := newDemoReport(context.Background(), p, sent, target, "9", time.Unix(1, 0), time.Unix(2, 0))
+	if err != nil {
+		t.Fatal(err)
 	}
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	want := []row{
-		{value: "rush_hour", share: 0.6, ofK6: 60.0 / 90, work: 0.75},
-		{value: "off_peak", share: 0.3, ofK6: 30.0 / 90, work: 0.25},
+	car := r.Row(report.ByName, target+"/car")
+	if car == nil || car.Requests != 100 || car.PerRequest.Est != 6*time.Millisecond || car.OfAll != 0.6 {
+		t.Fatalf("car row %+v, want 100 requests, 6ms each, 60%% of all", car)
 	}
-	for i, w := range want {
-		g := r.scenarios[i]
-		if g.value != w.value || !near(g.share, w.share) || !near(g.ofK6, w.ofK6) || !near(g.work, w.work) {
-			t.Errorf("scenario row %d = %+v, want %+v", i, g, w)
-		}
+	if root := r.Row(report.ByName, target+"/"); root == nil || root.CPU != 0 || root.Requests != 50 {
+		t.Errorf("/ row %+v: a route with requests and no CPU must show", root)
 	}
-	// "/" got requests but no CPU: it still has a row, so that a route whose
-	// labels went missing shows up as 0%.
-	if len(r.names) != 3 || r.names[2].value != target+"/" || r.names[2].cpu != 0 {
-		t.Errorf("name rows %+v, want car, bike and an empty /", r.names)
+	var b strings.Builder
+	if err := r.Write(&b, report.Text); err != nil {
+		t.Fatal(err)
 	}
-
-	var b bytes.Buffer
-	r.write(&b)
-	for _, s := range []string{"k6_scenario", "rush_hour", "60.0%", "75.0%", "(no k6 labels)", "10.0%", "k6_test_run_id=9 on 90.0%"} {
+	writeGroundTruth(&b, r)
+	for _, s := range []string{"k6_scenario", "rush_hour", "60.0%", "(no k6 labels)", "10.0%", "6.000", "/car      2.000 ms per unit"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, b.String())
-		}
-	}
-}
-
-func TestReportEmpty(t *testing.T) {
-	var b bytes.Buffer
-	newReport(cpuProfile(nil), nil, "").write(&b)
-	newReport(&profile.Profile{}, nil, "").write(&b)
-	if !strings.Contains(b.String(), "no samples") {
-		t.Errorf("empty report: %q", b.String())
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"rideshare.cpu.pprof":     "rideshare.cpu.pprof",
-		"/tmp/a b.pprof":          "'/tmp/a b.pprof'",
-		"it's.pprof":              `'it'\''s.pprof'`,
-		"http://h:1/p?seconds=10": "'http://h:1/p?seconds=10'",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// costlierRoute and costlierUnits are the change the -diff mode makes in
+// its second run: ordering a car searches one more unit (4 instead of 3,
+// +33% CPU per request); the other routes stay as they are.
+const (
+	costlierRoute = "/car"
+	costlierUnits = 1
+)
+
+// newCostlierService returns the instrumented service with extra units of
+// work on the route at path: the "new build" of the diff demo. The extra
+// work runs inside the middleware, so it carries the request's labels.
+func newCostlierService(path string, extra int) http.Handler {
+	mux := newMux()
+	return k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			findNearestVehicle(extra, 1)
+		}
+		mux.ServeHTTP(w, r)
+	}))
+}
+
+// profiledRun serves h, sends the default load to it for o.duration under
+// a CPU profile of this process, and returns the report of that run.
+func profiledRun(ctx context.Context, o *options, w io.Writer, h http.Handler, testRunID string) (*report.Report, error) {
+	srv, err := startServer(o.listen, h)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	d := newDriver(srv.URL, testRunID, defaultScenarios)
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	drive(ctx, d, o.duration, w)
+	end := time.Now()
+	pprof.StopCPUProfile()
+	p, err := profile.ParseData(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("reading the CPU profile: %w", err)
+	}
+	sent := d.counts()
+	if sent.total == 0 {
+		return nil, fmt.Errorf("%w: %v", errNoResponses, d.err())
+	}
+	return newDemoReport(ctx, p, sent, srv.URL, testRunID, start, end)
+}
+
+// runDiffDemo runs the load twice, the second time against a service whose
+// /car route costs one unit more, and prints the diff and its verdict.
+func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
+	fmt.Fprintln(w, "k6labels demo, diff mode: is the new build costlier per request?")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  load     %s, for %s per run\n", describeScenarios(defaultScenarios), o.duration)
+	fmt.Fprintf(w, "  before   the service as it is (bike 1, scooter 2, car 3 units of work)\n")
+	fmt.Fprintf(w, "  after    %s searches %d more unit (car 4 units: +33%% CPU per request)\n\n", costlierRoute, costlierUnits)
+	fmt.Fprintln(w, "Run 1 (before):")
+	before, err := profiledRun(ctx, o, w, newService(), o.testRunID+"-before")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "Run 2 (after):")
+	after, err := profiledRun(ctx, o, w, newCostlierService(costlierRoute, costlierUnits), o.testRunID+"-after")
+	if err != nil {
+		return err
+	}
+	d, err := report.NewDiff(before, after, report.DiffOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := d.Write(w, report.Text); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, verdict(d))
+	return nil
+}
+
+// verdict is the one-line answer: which routes got costlier.
+func verdict(d *report.Diff) string {
+	var worse []string
+	for _, dr := range d.Rows {
+		if dr.Verdict == report.Worse && len(dr.By) == 1 && dr.By[0] == report.LabelName {
+			worse = append(worse, fmt.Sprintf("%s %+.1f%%", dr.Key, 100*dr.Normalized))
+		}
+	}
+	if len(worse) == 0 {
+		return "Verdict: no route got costlier per request beyond sampling noise."
+	}
+	return "Verdict: CPU per request grew beyond sampling noise on " + strings.Join(worse, ", ") + "; no other route did."
+}
