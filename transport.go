@@ -21,6 +21,10 @@ import (
 // Use it as the Transport of the [http.Client] the service calls others
 // with, and send each request with the incoming request's context
 // (http.NewRequestWithContext(r.Context(), ...)).
+//
+// Like [UnlabelledTransport], it runs base's RoundTrip with the goroutine's
+// pprof labels cleared, so that connection goroutines it starts are not
+// labelled with one request's labels for the connection's life.
 func NewTransport(base http.RoundTripper) http.RoundTripper {
 	return &transport{base: base}
 }
@@ -40,7 +44,7 @@ func (t *transport) next() http.RoundTripper {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	add := Baggage(req.Context())
 	if add == "" {
-		return t.next().RoundTrip(req)
+		return roundTripUnlabelled(t.next(), req)
 	}
 	lines := req.Header["Baggage"]
 	// A header set by direct map assignment may have a key that is not in
@@ -62,7 +66,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		delete(r.Header, k)
 	}
 	r.Header["Baggage"] = []string{merged}
-	return t.next().RoundTrip(r)
+	return roundTripUnlabelled(t.next(), r)
 }
 
 // CloseIdleConnections closes the idle connections of the wrapped transport,
@@ -72,4 +76,53 @@ func (t *transport) CloseIdleConnections() {
 	if c, ok := t.next().(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// UnlabelledTransport wraps base (nil means [http.DefaultTransport]) so that
+// its RoundTrip runs with the calling goroutine's pprof labels cleared, and
+// the goroutine gets exactly its labels back when RoundTrip returns.
+// Goroutines base starts meanwhile (dialling, connection read and write
+// loops, HTTP/2 request writers) start unlabelled; reading the response
+// body afterwards runs labelled. [NewTransport] already does this.
+func UnlabelledTransport(base http.RoundTripper) http.RoundTripper {
+	return &unlabelled{base: base}
+}
+
+type unlabelled struct {
+	base http.RoundTripper
+}
+
+func (u *unlabelled) next() http.RoundTripper {
+	if u.base == nil {
+		return http.DefaultTransport
+	}
+	return u.base
+}
+
+// RoundTrip implements [http.RoundTripper].
+func (u *unlabelled) RoundTrip(req *http.Request) (*http.Response, error) {
+	return roundTripUnlabelled(u.next(), req)
+}
+
+// CloseIdleConnections closes the idle connections of the wrapped transport,
+// if it has that method.
+func (u *unlabelled) CloseIdleConnections() {
+	if c, ok := u.next().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// roundTripUnlabelled calls rt.RoundTrip(req) with the goroutine's labels
+// cleared. A goroutine copies its creator's labels when it starts: an
+// http.Transport that dials from inside a labelled handler would otherwise
+// start connection goroutines that keep that request's labels, and the CPU
+// of every later request on the connection, labelled or not, with them.
+func roundTripUnlabelled(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	prev := getProfLabel()
+	if prev == nil {
+		return rt.RoundTrip(req)
+	}
+	setProfLabel(nil)
+	defer setProfLabel(prev)
+	return rt.RoundTrip(req)
 }
