@@ -65,14 +65,17 @@ func k6Results(sent counts, target string, start, end time.Time) *k6results.Resu
 var demoBy = []report.Grouping{report.ByScenario, report.ByName}
 
 // newDemoReport is the k6labels report of the CPU profile p of this
-// process, with the driver's responses as k6 results.
-func newDemoReport(ctx context.Context, p *profile.Profile, sent counts, target, testRunID string, start, end time.Time) (*report.Report, error) {
+// process, with the driver's responses as k6 results; by defaults to demoBy.
+func newDemoReport(ctx context.Context, p *profile.Profile, sent counts, target, testRunID string, start, end time.Time, by ...report.Grouping) (*report.Report, error) {
 	src, err := report.NewProfileSource("this process's CPU profile", p)
 	if err != nil {
 		return nil, err
 	}
+	if by == nil {
+		by = demoBy
+	}
 	return report.New(ctx, src, report.Options{
-		By: demoBy, RunID: testRunID, Top: 3,
+		By: by, RunID: testRunID, Top: 3,
 		K6: k6Results(sent, target, start, end),
 	})
 }

@@ -15,7 +15,9 @@ type DiffOptions struct {
 	// over all compared rows; 0 means 0.05.
 	Alpha float64
 	// Normalize is how the machine-speed factor is estimated: "median"
-	// (the default, ""), "total", "none", or "row:KEY" for a control row.
+	// (the default, ""): the precision-weighted mean change of the k6_name
+	// rows within 2 standard errors of their median change; "total",
+	// "none", or "row:KEY" for a control row.
 	Normalize string
 	// MatchName matches k6_name rows by the full name; by default by the
 	// URL path, so that host:port may differ between runs.
@@ -225,14 +227,33 @@ func (d *Diff) speed(method string) (map[int]float64, float64, error) {
 			d.Notes = append(d.Notes, fmt.Sprintf("the median needs 3 rows with %d samples or more in both runs, there are %d: changes are not normalized (try --normalize total or row:KEY)", minSamples, len(idx)))
 			return nil, 0, nil
 		}
+		// The median finds the rows that did not change; the factor is
+		// the precision-weighted mean of the rows consistent with it
+		// (within 2 standard errors), which is far less noisy than the
+		// median row alone.
 		w := median(logs)
-		weights := map[int]float64{}
-		var s float64
+		var m, vm float64
 		for j, i := range idx {
 			if w[j] > 0 {
-				weights[i] = w[j]
-				s += w[j] * logs[j]
+				_, v := d.logRatio(&d.Rows[i])
+				m += w[j] * logs[j]
+				vm += w[j] * w[j] * v
 			}
+		}
+		var sumPrec float64
+		prec := map[int]float64{}
+		for j, i := range idx {
+			_, v := d.logRatio(&d.Rows[i])
+			if math.Abs(logs[j]-m) <= 2*math.Sqrt(v+vm) || w[j] > 0 {
+				prec[j] = 1 / v
+				sumPrec += 1 / v
+			}
+		}
+		weights := map[int]float64{}
+		var s float64
+		for j, pr := range prec {
+			weights[idx[j]] = pr / sumPrec
+			s += pr / sumPrec * logs[j]
 		}
 		d.Normalize, d.Speed = "median", math.Exp(s)
 		return weights, 0, nil

@@ -101,7 +101,7 @@ func runOf(r *Report) string {
 func describeNormalize(m string) string {
 	switch {
 	case m == "median":
-		return "the median change of the k6_name rows, --normalize median, the default"
+		return "the mean change of the k6_name rows near their median, --normalize median, the default"
 	case m == "total":
 		return "the change of the run's k6-labelled CPU per request, --normalize total"
 	}
