@@ -55,7 +55,7 @@ func Serve(l *k6labels.Labeler, ctx *fasthttp.RequestCtx, next fasthttp.RequestH
 // is, when the request has no usable k6 member. It does not touch the
 // goroutine's labels: run the handler inside [k6labels.Do].
 func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, ok bool) {
-	raw := ctx.Request.Header.PeekAll(fasthttp.HeaderBaggage)
+	raw := ctx.Request.Header.PeekAll("Baggage")
 	if len(raw) == 0 {
 		return ctx, false
 	}
