@@ -7,6 +7,7 @@ package k6fasthttp
 
 import (
 	"context"
+	"sync"
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
@@ -60,19 +61,24 @@ func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, o
 		return ctx, false
 	}
 	// The lines are only read during the call, and the Labeler copies all
-	// it keeps, so they are viewed in place rather than copied.
-	var buf [maxLines]string
+	// it keeps, so they are viewed in place rather than copied. The array
+	// comes from a pool because the compiler moves a local one to the heap.
+	buf := linePool.Get().(*[maxLines]string)
 	lines := buf[:0]
 	for _, b := range raw[:min(len(raw), maxLines)] {
 		lines = append(lines, unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	lctx, ok := l.Labels(ctx, lines)
+	clear(lines) // drop the views of the header buffer
+	linePool.Put(buf)
 	if !ok {
 		return ctx, false
 	}
 	ctx.SetUserValue(contextKey{}, lctx)
 	return lctx, true
 }
+
+var linePool = sync.Pool{New: func() any { return new([maxLines]string) }}
 
 type contextKey struct{}
 
