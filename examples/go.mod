@@ -11,6 +11,7 @@ require (
 	github.com/k6labels/k6labels/internal/profiletest v0.1.0
 	github.com/k6labels/k6labels/k6grpc v0.1.0
 	github.com/labstack/echo/v4 v4.16.5
+	github.com/labstack/echo/v5 v5.4.6
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
