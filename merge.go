@@ -8,20 +8,24 @@ import "strings"
 // incoming request's context), for a client to send downstream.
 //
 // A member of existing whose key is also in add is replaced by add's member,
-// so no key is sent twice; every other member of existing is kept as it was
-// written, properties included, before add's members. Malformed members of
-// existing are dropped, as a receiver may do.
+// so no key is sent twice; every other member of existing is kept byte for
+// byte, properties included, before add's members. A member of either list
+// that is not valid W3C baggage (a space, '"' or '\' in its value, a control
+// byte, a raw non-ASCII byte, a '%' not followed by two hex digits, a key
+// that is not a token, a malformed property) is dropped on its own, so that
+// a strict receiver does not drop the whole header for it.
 //
 // The result stays within the W3C limits, [MaxBaggageBytes] and
 // [MaxBaggageMembers]. If both lists together do not fit, members are dropped
 // whole, never cut: add's members are kept first, because carrying the k6
 // labels to the next service is why this is called, then members of existing
-// in order as long as they fit.
+// in order as long as they fit. At most MaxBaggageBytes of existing are
+// examined.
 //
-// With no existing lines and an add that is within the limits, add itself is
-// returned, without allocating.
+// With no existing lines and an add that is valid and within the limits,
+// add itself is returned, without allocating.
 func MergeBaggage(existing []string, add string) string {
-	if len(existing) == 0 && len(add) <= MaxBaggageBytes && strings.Count(add, ",") < MaxBaggageMembers {
+	if len(existing) == 0 && len(add) <= MaxBaggageBytes && validList(add) {
 		return add
 	}
 	// The members to keep, as written: add's in [0, nAdd), existing's after.
@@ -42,15 +46,8 @@ func MergeBaggage(existing []string, add string) string {
 		n++
 	}
 
-	sc := newScanner([]string{add})
-	for {
-		key, _, ok, more := sc.next()
-		if !more {
-			break
-		}
-		if !ok {
-			continue
-		}
+	addLines := [1]string{add}
+	eachMember(addLines[:], func(key, m string) {
 		// A key given twice in add: the last one wins, as on the receiving
 		// side. The earlier one is taken out, then the new one must fit.
 		for i := 0; i < n; i++ {
@@ -65,27 +62,18 @@ func MergeBaggage(existing []string, add string) string {
 				break
 			}
 		}
-		keep(key, sc.member)
-	}
+		keep(key, m)
+	})
 	nAdd := n
 
-	sc = newScanner(existing)
-scan:
-	for {
-		key, _, ok, more := sc.next()
-		if !more {
-			break
-		}
-		if !ok {
-			continue
-		}
+	eachMember(existing, func(key, m string) {
 		for _, k := range keys[:nAdd] {
 			if k == key {
-				continue scan
+				return
 			}
 		}
-		keep(key, sc.member)
-	}
+		keep(key, m)
+	})
 
 	// Existing members first, in their order, then add's, as k6 itself
 	// appends its members to baggage a script has set.
@@ -104,4 +92,55 @@ scan:
 		b.WriteString(m)
 	}
 	return b.String()
+}
+
+// eachMember calls f with the key and the text (OWS trimmed) of each valid
+// member of lines, in order, within the first MaxBaggageBytes of lines
+// (each line and each empty list element counting a byte for the ',' that
+// joins it). A member cut by that limit is not examined.
+func eachMember(lines []string, f func(key, member string)) {
+	budget := MaxBaggageBytes + 1 // the last member needs no ',' after it
+	for _, line := range lines {
+		if budget <= 0 {
+			return
+		}
+		cutShort := len(line) >= budget // work stays bounded whatever the line's length
+		if cutShort {
+			line = line[:budget]
+		}
+		for more := true; more; {
+			var m string
+			m, line, more = strings.Cut(line, ",")
+			budget -= len(m) + 1
+			if !more && cutShort {
+				return // the member the limit cut
+			}
+			if m = trimOWS(m); m == "" {
+				continue
+			}
+			if key, ok := memberKey(m); ok {
+				f(key, m)
+			}
+		}
+	}
+}
+
+// validList reports whether every list member of s is valid, s has no empty
+// list elements and at most MaxBaggageMembers members: whether s can be sent
+// as it is.
+func validList(s string) bool {
+	if s == "" {
+		return true
+	}
+	for i, more := 0, true; more; i++ {
+		var m string
+		m, s, more = strings.Cut(s, ",")
+		if i == MaxBaggageMembers {
+			return false
+		}
+		if _, ok := memberKey(trimOWS(m)); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -45,6 +45,16 @@ func TestMergeBaggage(t *testing.T) {
 			[]string{"x=1"}, "k6.name=a,k6.scenario=s,k6.name=b", "x=1,k6.scenario=s,k6.name=b",
 		},
 		{"empty existing line", []string{""}, "k6.name=n", "k6.name=n"},
+		{
+			"each invalid member dropped on its own, valid ones kept byte for byte",
+			[]string{
+				"a=1, sp=a b, dq=\"x\", bs=a\\b, ctl=a\x01b, del=a\x7fb, pct=100%, pct1=%4, pcth=%zz",
+				"utf8=caf\xc3\xa9, bad key=1, k\"=1, p=1;bad prop=2, q=2;=3, r=3;ok;x=%41, s= 4 ;t ,u=%2C%e9",
+			},
+			"k6.name=n",
+			"a=1,r=3;ok;x=%41,s= 4 ;t,u=%2C%e9,k6.name=n",
+		},
+		{"an invalid add member dropped", nil, "k6.name=a b,k6.scenario=s", "k6.scenario=s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,91 @@
+package k6labels
+
+import "strings"
+
+// The W3C Baggage grammar (https://www.w3.org/TR/baggage/#definition), as
+// byte classes, so that members can be checked one table lookup per byte:
+//
+//	list-member   = key OWS "=" OWS value *( OWS ";" OWS property )
+//	property      = key OWS "=" OWS value / key OWS
+//	key           = token ; RFC 7230, Section 3.2.6
+//	value         = *baggage-octet
+//	baggage-octet = %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E
+//	OWS           = *( SP / HTAB )
+//
+// and "%" in a value starts a percent-encoded octet: it must be followed by
+// two hex digits.
+const (
+	tokenChar    = 1 << iota // RFC 7230 tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA
+	baggageOctet             // baggage-octet
+	hexDigit                 // HEXDIG, either case
+)
+
+var grammar = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			t[c] |= tokenChar
+		}
+		switch c {
+		case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+			t[c] |= tokenChar
+		}
+		// %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E
+		if c == 0x21 || 0x23 <= c && c <= 0x2B || 0x2D <= c && c <= 0x3A ||
+			0x3C <= c && c <= 0x5B || 0x5D <= c && c <= 0x7E {
+			t[c] |= baggageOctet
+		}
+		if '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' {
+			t[c] |= hexDigit
+		}
+	}
+	return t
+}()
+
+// isBaggageKey reports whether s is a key: a non-empty RFC 7230 token.
+func isBaggageKey(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if grammar[s[i]]&tokenChar == 0 {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isBaggageValue reports whether s is a value: baggage-octets only, every
+// "%" followed by two hex digits.
+func isBaggageValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if grammar[c]&baggageOctet == 0 {
+			return false
+		}
+		if c == '%' {
+			if i+2 >= len(s) || grammar[s[i+1]]&hexDigit == 0 || grammar[s[i+2]]&hexDigit == 0 {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+// memberKey returns the key of list-member m (OWS already trimmed around
+// it) and whether m, properties included, follows the grammar above.
+func memberKey(m string) (key string, ok bool) {
+	kv, props, hasProps := strings.Cut(m, ";")
+	k, v, hasEq := strings.Cut(kv, "=")
+	key = trimOWS(k)
+	if !hasEq || !isBaggageKey(key) || !isBaggageValue(trimOWS(v)) {
+		return "", false
+	}
+	for hasProps {
+		var p string
+		p, props, hasProps = strings.Cut(props, ";")
+		pk, pv, hasValue := strings.Cut(p, "=")
+		if !isBaggageKey(trimOWS(pk)) || hasValue && !isBaggageValue(trimOWS(pv)) {
+			return "", false
+		}
+	}
+	return key, true
+}
