@@ -15,7 +15,7 @@ var mergeGarbage = [][]string{
 	{"utf8=caf\xc3\xa9, bad key=1, k\"=1, p=1;bad prop=2, q=2;=3, r=3;ok;x=%41, s= 4 ;t ,u=%2C%e9"},
 	{"ok=1;;", ";", "=", "==", ",,,", "\t", "x=\xff", "é=1", "k=v;p=\"q\"", "m=1;p=a b", "n=%FF%FE"},
 	{strings.Repeat("v=%zz,", 100) + "last=1"},
-	{strings.Repeat("k=" + strings.Repeat("x", 100) + ",", 100)},
+	{strings.Repeat("k="+strings.Repeat("x", 100)+",", 100)},
 	{"k6.name=old value, k6.scenario=x\x00"},
 }
 

@@ -25,8 +25,8 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	} else {
 		fmt.Fprintln(w, "Rows are matched by URL path: k6_name holds scheme://host:port, which may differ between runs (--match name to match full names).")
 	}
-	switch d.Normalize {
-	case "none":
+	switch {
+	case strings.HasPrefix(d.Normalize, "none"):
 		if d.PerRequest {
 			fmt.Fprintln(w, "Changes are not normalized for machine speed (raw = normalized).")
 		}
