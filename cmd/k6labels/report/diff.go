@@ -193,6 +193,15 @@ func (d *Diff) exposure(r *Report, row *Row) float64 {
 	return float64(r.K6.Samples)
 }
 
+// measureOf returns cpu of row (a row of r) in the compared measure: ms
+// per request of the row, or the share of r's k6-labelled CPU.
+func (d *Diff) measureOf(r *Report, row *Row, cpu time.Duration) float64 {
+	if d.PerRequest {
+		return ratio(float64(cpu), float64(row.Requests)) / 1e6
+	}
+	return ratio(float64(cpu), float64(r.K6.CPU))
+}
+
 // comparable tells whether both sides of dr can be compared.
 func (d *Diff) comparable(dr *DiffRow) bool {
 	return dr.Before != nil && dr.After != nil && d.exposure(d.Before, dr.Before) > 0 && d.exposure(d.After, dr.After) > 0
@@ -327,13 +336,8 @@ func (d *Diff) test(weights map[int]float64, extra float64) {
 			dr.Verdict = OnlyBefore
 			continue
 		}
-		e1, e2 := d.exposure(d.Before, dr.Before), d.exposure(d.After, dr.After)
-		scale := 1.0
-		if d.PerRequest {
-			scale = 1 / 1e6 // ns → ms
-		}
-		dr.BeforeValue = ratio(float64(dr.Before.CPU), e1) * scale
-		dr.AfterValue = ratio(float64(dr.After.CPU), e2) * scale
+		dr.BeforeValue = d.measureOf(d.Before, dr.Before, dr.Before.CPU)
+		dr.AfterValue = d.measureOf(d.After, dr.After, dr.After.CPU)
 		if !d.comparable(dr) {
 			dr.Verdict = FewSamples
 			continue
@@ -401,11 +405,6 @@ func (d *Diff) grew(n int) {
 		if dr.Verdict != Worse {
 			continue
 		}
-		e1, e2 := d.exposure(d.Before, dr.Before), d.exposure(d.After, dr.After)
-		scale := 1.0
-		if d.PerRequest {
-			scale = 1 / 1e6
-		}
 		names := map[string]bool{}
 		for f := range dr.Before.self {
 			names[f] = true
@@ -415,7 +414,8 @@ func (d *Diff) grew(n int) {
 		}
 		var out []FuncChange
 		for f := range names {
-			fc := FuncChange{Name: f, Before: float64(dr.Before.self[f].CPU) / e1 * scale, After: float64(dr.After.self[f].CPU) / e2 * scale / d.Speed}
+			fc := FuncChange{Name: f, Before: d.measureOf(d.Before, dr.Before, dr.Before.self[f].CPU),
+				After: d.measureOf(d.After, dr.After, dr.After.self[f].CPU) / d.Speed}
 			if fc.After > fc.Before {
 				out = append(out, fc)
 			}

@@ -99,10 +99,10 @@ func runOf(r *Report) string {
 }
 
 func describeNormalize(m string) string {
-	switch {
-	case m == "median":
+	switch m {
+	case "median":
 		return "the mean change of the k6_name rows near their median, --normalize median, the default"
-	case m == "total":
+	case "total":
 		return "the change of the run's k6-labelled CPU per request, --normalize total"
 	}
 	return "the change of the control row " + strings.TrimPrefix(m, "row:") + ", --normalize " + m

@@ -1,0 +1,423 @@
+package report_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// The real fixtures: k6 v2.2.0 runs against the demo service, its CPU
+// profiles read from /debug/pprof/profile (local/) or a real Pyroscope v2
+// server (k6/, profiles/, pyroscope/). Their README lists the figures
+// checked here.
+
+// fxBase is the demo service's address in the fixtures' k6 names.
+const fxBase = "http://127.0.0.1:18080"
+
+// fxDir returns the shared fixtures folder, found upwards from here (as the
+// k6results tests find it).
+func fxDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f := filepath.Join(dir, "shared", "fixtures")
+		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
+			return f
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no shared/fixtures/README.md above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// fxProfile decodes a fixture profile file (gzip or not) with
+// profile.ParseData.
+func fxProfile(t testing.TB, rel string) *profile.Profile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fxDir(t), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	return p
+}
+
+// fxK6 reads fixture k6 results with the k6results package.
+func fxK6(t testing.TB, rel string) *k6results.Results {
+	t.Helper()
+	k, err := k6results.ReadFile(filepath.Join(fxDir(t), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// fx4Report is the report of the local/ run: its real labelled CPU profile
+// and its k6 json results.
+func fx4Report(t testing.TB, opts report.Options) *report.Report {
+	t.Helper()
+	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.K6 = fxK6(t, "local/run-fx4.json.gz")
+	r, err := report.New(context.Background(), src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// fxPyroscope is a [report.Source] that answers from the merged profiles a
+// real Pyroscope server returned (pyroscope/NN-*.response.pb), looked up by
+// the selector each was asked with. It is not the Pyroscope client: it
+// stands for the server's answers so that the report and the diff run on
+// real merged profiles without labels, one profile per row.
+type fxPyroscope struct {
+	t   testing.TB
+	dir string
+}
+
+// fxExchanges maps a selector (matchers as name=value, sorted, joined by
+// ",") to the exchange whose response is that selector's merged profile.
+var fxExchanges = map[string]string{
+	"k6_test_run_id=":                                   "34-select-merge-profile-no-k6-labels-proto",
+	"k6_test_run_id=fx1":                                "09-select-merge-profile-fx1-proto",
+	"k6_test_run_id=fx2":                                "11-select-merge-profile-fx2-proto",
+	"k6_scenario=rush_hour,k6_test_run_id=fx1":          "12-select-merge-profile-fx1-rush_hour-proto",
+	"k6_scenario=off_peak,k6_test_run_id=fx1":           "23-select-merge-profile-fx1-k6_scenario-off_peak-proto",
+	"k6_name=" + fxBase + "/,k6_test_run_id=fx1":        "24-select-merge-profile-fx1-k6_name-root-proto",
+	"k6_name=" + fxBase + "/bike,k6_test_run_id=fx1":    "25-select-merge-profile-fx1-k6_name-bike-proto",
+	"k6_name=" + fxBase + "/car,k6_test_run_id=fx1":     "26-select-merge-profile-fx1-k6_name-car-proto",
+	"k6_name=" + fxBase + "/scooter,k6_test_run_id=fx1": "27-select-merge-profile-fx1-k6_name-scooter-proto",
+	"k6_scenario=off_peak,k6_test_run_id=fx2":           "28-select-merge-profile-fx2-k6_scenario-off_peak-proto",
+	"k6_scenario=rush_hour,k6_test_run_id=fx2":          "29-select-merge-profile-fx2-k6_scenario-rush_hour-proto",
+	"k6_name=" + fxBase + "/,k6_test_run_id=fx2":        "30-select-merge-profile-fx2-k6_name-root-proto",
+	"k6_name=" + fxBase + "/bike,k6_test_run_id=fx2":    "31-select-merge-profile-fx2-k6_name-bike-proto",
+	"k6_name=" + fxBase + "/car,k6_test_run_id=fx2":     "32-select-merge-profile-fx2-k6_name-car-proto",
+	"k6_name=" + fxBase + "/scooter,k6_test_run_id=fx2": "33-select-merge-profile-fx2-k6_name-scooter-proto",
+}
+
+func (s *fxPyroscope) String() string { return "recorded Pyroscope service rideshare.k6labels" }
+
+func (s *fxPyroscope) exchange(key string) *profile.Profile {
+	s.t.Helper()
+	name := fxExchanges[key]
+	if name == "" {
+		s.t.Fatalf("no recorded exchange for the selector %s", key)
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, "pyroscope", name+".response.pb"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		s.t.Fatalf("%s: %v", name, err)
+	}
+	return p
+}
+
+// Totals sums the run profiles and the unlabelled one, as SelectSeries
+// grouped by k6_test_run_id does.
+func (s *fxPyroscope) Totals(context.Context) (map[string]report.Count, error) {
+	out := map[string]report.Count{}
+	for _, id := range []string{"", "fx1", "fx2"} {
+		cpu := cpuSum(s.exchange("k6_test_run_id=" + id))
+		out[id] = report.Count{CPU: cpu, Samples: int64(cpu / (10 * time.Millisecond))}
+	}
+	return out, nil
+}
+
+// Values answers from the recorded LabelValues exchanges 03 and 04.
+func (s *fxPyroscope) Values(_ context.Context, label string) ([]string, error) {
+	file := map[string]string{report.LabelScenario: "03-label-values-k6_scenario", report.LabelName: "04-label-values-k6_name"}[label]
+	b, err := os.ReadFile(filepath.Join(s.dir, "pyroscope", file+".response.json"))
+	if err != nil {
+		return nil, err
+	}
+	var v struct{ Names []string }
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return v.Names, nil
+}
+
+// Profile returns the recorded merged profile of the matchers' selector.
+func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profile.Profile, error) {
+	var parts []string
+	for _, m := range match {
+		parts = append(parts, m.Name+"="+m.Value)
+	}
+	slices.Sort(parts)
+	return s.exchange(strings.Join(parts, ",")), nil
+}
+
+// fxPyroscopeReport is the report of run id (fx1 or fx2) from the recorded
+// Pyroscope answers and the run's k6 json; scenario and name rows (the
+// recording has no scenario × name selectors).
+func fxPyroscopeReport(t testing.TB, id string) *report.Report {
+	t.Helper()
+	r, err := report.New(context.Background(), &fxPyroscope{t, fxDir(t)}, report.Options{
+		By: []report.Grouping{report.ByRun, report.ByScenario, report.ByName}, RunID: id,
+		K6: fxK6(t, "k6/run-"+id+".json.gz"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// cpuSum sums the cpu/nanoseconds sample values of p.
+func cpuSum(p *profile.Profile) time.Duration {
+	i := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })
+	if i < 0 {
+		return 0
+	}
+	var sum int64
+	for _, s := range p.Sample {
+		sum += s.Value[i]
+	}
+	return time.Duration(sum)
+}
+
+// countHTTPReqs counts the http_reqs points of a gzip k6 json file line by
+// line with strings and a generic decode, the name cut at '?' as the
+// fixtures README does: independent of package k6results.
+func countHTTPReqs(t testing.TB, path string) map[k6results.Key]int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	out := map[k6results.Key]int64{}
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), `"metric":"http_reqs"`) || !strings.Contains(sc.Text(), `"type":"Point"`) {
+			continue
+		}
+		var v struct {
+			Data struct {
+				Tags map[string]string
+			}
+		}
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		name, _, _ := strings.Cut(v.Data.Tags["name"], "?")
+		out[k6results.Key{Scenario: v.Data.Tags["scenario"], Name: name}]++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// near reports whether got is within tol of want.
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
+
+// TestFixtureLocalRun checks the report of the local/ run against values
+// computed here from the same files another way (the profile's samples
+// summed by label, http_reqs lines counted), and against the README.
+func TestFixtureLocalRun(t *testing.T) {
+	r := fx4Report(t, report.Options{})
+	p := fxProfile(t, "local/fx4.cpu.pb.gz")
+	reqs := countHTTPReqs(t, filepath.Join(fxDir(t), "local/run-fx4.json.gz"))
+
+	// Independent sums: cpu sample values by label values.
+	ci := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })
+	cpuBy := map[string]time.Duration{}
+	var total, unlabelled time.Duration
+	for _, s := range p.Sample {
+		v := time.Duration(s.Value[ci])
+		total += v
+		lab := func(k string) string {
+			if len(s.Label[k]) == 0 {
+				return ""
+			}
+			return s.Label[k][0]
+		}
+		if lab(report.LabelRunID) == "" {
+			unlabelled += v
+			continue
+		}
+		cpuBy["run "+lab(report.LabelRunID)] += v
+		cpuBy["scenario "+lab(report.LabelScenario)] += v
+		cpuBy["name "+lab(report.LabelName)] += v
+		cpuBy["pair "+lab(report.LabelScenario)+" "+lab(report.LabelName)] += v
+	}
+	if r.Total.CPU != total || r.Unlabelled.CPU != unlabelled {
+		t.Errorf("total %v, unlabelled %v; summed here %v, %v", r.Total.CPU, r.Unlabelled.CPU, total, unlabelled)
+	}
+	if r.RunID != "fx4" || r.K6.CPU != cpuBy["run fx4"] {
+		t.Errorf("run %q with %v of CPU; summed here fx4 %v", r.RunID, r.K6.CPU, cpuBy["run fx4"])
+	}
+	reqBy := map[string]int64{}
+	var allReqs int64
+	for k, n := range reqs {
+		reqBy["scenario "+k.Scenario] += n
+		reqBy["name "+k.Name] += n
+		reqBy["pair "+k.Scenario+" "+k.Name] += n
+		allReqs += n
+	}
+	if r.Requests != allReqs {
+		t.Errorf("requests %d, counted here %d", r.Requests, allReqs)
+	}
+	prefix := map[string]string{"k6_scenario": "scenario", "k6_name": "name", "k6_scenario,k6_name": "pair"}
+	rows := 0
+	for _, row := range r.Rows {
+		if row.By.String() == report.LabelRunID {
+			continue
+		}
+		rows++
+		key := prefix[row.By.String()] + " " + row.Key()
+		if row.CPU != cpuBy[key] || row.Requests != reqBy[key] {
+			t.Errorf("%s: %v in %d requests; here %v in %d", key, row.CPU, row.Requests, cpuBy[key], reqBy[key])
+		}
+		if row.Requests > 0 {
+			want := float64(cpuBy[key]) / float64(reqBy[key])
+			if !near(float64(row.PerRequest.Est), want, 1) {
+				t.Errorf("%s: %v per request, here %v", key, row.PerRequest.Est, time.Duration(want))
+			}
+			if row.PerRequest.Low > row.PerRequest.Est || row.PerRequest.High < row.PerRequest.Est {
+				t.Errorf("%s: interval %v–%v does not hold %v", key, row.PerRequest.Low, row.PerRequest.High, row.PerRequest.Est)
+			}
+		}
+	}
+	// 2 scenarios + 4 names + 5 scenario × name pairs.
+	if rows != 11 {
+		t.Errorf("%d rows, want 11", rows)
+	}
+
+	// The README's figures (seconds to 0.01, ms to 0.01).
+	for _, c := range []struct {
+		g      report.Grouping
+		values []string
+		reqs   int64
+		cpu    float64
+		perReq float64 // ms; 0: not listed
+	}{
+		{report.ByName, []string{fxBase + "/car"}, 3316, 17.24, 5.20},
+		{report.ByName, []string{fxBase + "/scooter"}, 1658 + 1597, 11.78, 3.62},
+		{report.ByName, []string{fxBase + "/bike"}, 1597, 2.45, 1.53},
+		{report.ByName, []string{fxBase + "/"}, 1596, 0.01, 0},
+		{report.ByScenarioName, []string{"rush_hour", fxBase + "/scooter"}, 1658, -1, 0},
+		{report.ByScenarioName, []string{"off_peak", fxBase + "/scooter"}, 1597, -1, 0},
+		{report.ByScenario, []string{"rush_hour"}, 4974, 22.90, 0},
+		{report.ByScenario, []string{"off_peak"}, 4790, 8.58, 0},
+	} {
+		row := r.Row(c.g, c.values...)
+		if row == nil {
+			t.Errorf("no row %s=%v", c.g, c.values)
+			continue
+		}
+		if row.Requests != c.reqs || (c.cpu >= 0 && !near(row.CPU.Seconds(), c.cpu, 0.005)) {
+			t.Errorf("%s=%v: %d requests, %.3fs; README %d, %.2fs", c.g, c.values, row.Requests, row.CPU.Seconds(), c.reqs, c.cpu)
+		}
+		if c.perReq > 0 && !near(float64(row.PerRequest.Est)/1e6, c.perReq, 0.005) {
+			t.Errorf("%s=%v: %.3f ms per request, README %.2f", c.g, c.values, float64(row.PerRequest.Est)/1e6, c.perReq)
+		}
+	}
+	if r.Requests != 9764 || !near(r.Total.CPU.Seconds(), 32.16, 0.005) || !near(r.Unlabelled.CPU.Seconds(), 0.68, 0.005) {
+		t.Errorf("%d requests, %.3fs total, %.3fs unlabelled; README 9764, 32.16s, 0.68s", r.Requests, r.Total.CPU.Seconds(), r.Unlabelled.CPU.Seconds())
+	}
+	if len(r.Unmatched) != 0 {
+		t.Errorf("unmatched names %v: every k6 name has a label in this run", r.Unmatched)
+	}
+}
+
+// TestFixturePyroscopeRuns checks the reports of fx1 and fx2, made from
+// the merged profiles a real Pyroscope server returned, against the
+// README's CPU, request and CPU-per-request figures.
+func TestFixturePyroscopeRuns(t *testing.T) {
+	type fig struct {
+		reqs   int64
+		cpu    float64 // s
+		perReq float64 // ms
+	}
+	want := map[string]map[string]fig{
+		"fx1": {"/car": {2479, 13.44, 5.422}, "/scooter": {2425, 8.31, 3.427}, "/bike": {1185, 2.02, 1.705}, "/": {1184, 0, 0},
+			"rush_hour": {2479 + 1240, 17.66, 0}, "off_peak": {1184 + 1185 + 1185, 6.11, 0}},
+		"fx2": {"/car": {2340, 12.76, 5.453}, "/scooter": {2324, 8.46, 3.640}, "/bike": {1154, 1.86, 1.612}, "/": {1153, 0.01, 0.009},
+			"rush_hour": {2340 + 1170, 17.06, 0}, "off_peak": {1153 + 1154 + 1154, 6.03, 0}},
+	}
+	runCPU := map[string]float64{"fx1": 23.77, "fx2": 23.09}
+	for _, id := range []string{"fx1", "fx2"} {
+		r := fxPyroscopeReport(t, id)
+		if !near(r.K6.CPU.Seconds(), runCPU[id], 0.005) || !near(r.Unlabelled.CPU.Seconds(), 1.03, 0.005) {
+			t.Errorf("%s: run CPU %.3fs, unlabelled %.3fs; README %.2fs, 1.03s", id, r.K6.CPU.Seconds(), r.Unlabelled.CPU.Seconds(), runCPU[id])
+		}
+		for key, f := range want[id] {
+			row := r.Row(report.ByScenario, key)
+			if strings.HasPrefix(key, "/") {
+				row = r.Row(report.ByName, fxBase+key)
+			}
+			if row == nil {
+				t.Errorf("%s: no row %s", id, key)
+				continue
+			}
+			if row.Requests != f.reqs || !near(row.CPU.Seconds(), f.cpu, 0.005) {
+				t.Errorf("%s %s: %d requests, %.3fs; README %d, %.2fs", id, key, row.Requests, row.CPU.Seconds(), f.reqs, f.cpu)
+			}
+			if f.perReq > 0 && !near(float64(row.PerRequest.Est)/1e6, f.perReq, 0.0005) {
+				t.Errorf("%s %s: %.4f ms per request, README %.3f", id, key, float64(row.PerRequest.Est)/1e6, f.perReq)
+			}
+		}
+		// Share of the k6-labelled CPU by scenario (README: 74.3%, 73.9%).
+		share := map[string]float64{"fx1": 0.743, "fx2": 0.739}[id]
+		if got := r.Row(report.ByScenario, "rush_hour").OfK6; !near(got, share, 0.0005) {
+			t.Errorf("%s: rush_hour %.2f%% of k6 CPU, README %.1f%%", id, 100*got, 100*share)
+		}
+	}
+}
+
+// TestFixtureNoChangeDiff: fx1 and fx2 are two runs of the same build; the
+// diff of their real Pyroscope profiles flags no row.
+func TestFixtureNoChangeDiff(t *testing.T) {
+	d, err := report.NewDiff(fxPyroscopeReport(t, "fx1"), fxPyroscopeReport(t, "fx2"), report.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Tested < 5 {
+		t.Errorf("%d rows tested, want the 2 scenarios and 3 routes with samples", d.Tested)
+	}
+	for _, dr := range d.Rows {
+		if dr.Verdict == report.Worse || dr.Verdict == report.Better || dr.Beyond {
+			t.Errorf("%s=%s flagged %s (%+.1f%%, p=%.3g)", dr.By, dr.Key, dr.Verdict, 100*dr.Normalized, dr.P)
+		}
+	}
+	if regs := d.Regressions(0.10); len(regs) != 0 {
+		t.Errorf("--fail-above 10%% would fail on %v", regs)
+	}
+	// /scooter: +6.2% per request between the runs (README 3.427 → 3.640 ms).
+	for _, dr := range d.Rows {
+		if dr.Key == "/scooter" && !near(dr.Raw, 3.640/3.427-1, 0.001) {
+			t.Errorf("/scooter raw change %+.2f%%, README %+.2f%%", 100*dr.Raw, 100*(3.640/3.427-1))
+		}
+	}
+}
