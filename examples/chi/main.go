@@ -2,7 +2,7 @@
 // of each request: k6labels.Middleware is chi middleware as it is.
 //
 //	go run ./chi &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=bike' 127.0.0.1:8081/bike/42
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=bike' 127.0.0.1:8081/bike/42
 package main
 
 import (

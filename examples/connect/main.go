@@ -5,7 +5,7 @@
 // well-known types.
 //
 //	go run ./connect &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=labels' \
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=labels' \
 //	     -H 'content-type: application/json' -d '{}' \
 //	     127.0.0.1:8085/k6labels.examples.v1.LabelService/Labels
 package main

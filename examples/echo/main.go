@@ -4,7 +4,7 @@
 // echo.Context.
 //
 //	go run ./echo &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=bike' 127.0.0.1:8083/bike/42
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=bike' 127.0.0.1:8083/bike/42
 package main
 
 import (

@@ -3,7 +3,7 @@
 // k6labels.Labeler and k6labels.Do.
 //
 //	go run ./gin &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=bike' 127.0.0.1:8084/bike/42
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=bike' 127.0.0.1:8084/bike/42
 package main
 
 import (

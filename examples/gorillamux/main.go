@@ -2,7 +2,7 @@
 // k6 pprof labels of each request: k6labels.Middleware is a mux.MiddlewareFunc.
 //
 //	go run ./gorillamux &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=bike' 127.0.0.1:8082/bike/42
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=bike' 127.0.0.1:8082/bike/42
 package main
 
 import (

@@ -29,11 +29,14 @@ var defaultScenarios = []scenario{
 }
 
 // baggageHeader returns the baggage header value that k6's
-// http-instrumentation-pyroscope helper (1.0.x) adds to a request: three
-// members, unencoded, separated by ", ". name is the request's tags.name or,
-// when the script sets none, the full URL with its query string.
+// http-instrumentation-pyroscope helper 1.0.2 adds to a request: three
+// members joined with "," (no space), nothing percent-encoded, so a
+// tags.name of "order bike" goes out as k6.name=order bike. name is the
+// request's tags.name or, when the script sets none, the full URL with its
+// query string. (A script's own baggage members would come first; the demo
+// sets none. Helper 1.0.1 joined with ", ", which k6labels also accepts.)
 func baggageHeader(testRunID, scenario, name string) string {
-	return "k6.test_run_id=" + testRunID + ", k6.scenario=" + scenario + ", k6.name=" + name
+	return "k6.test_run_id=" + testRunID + ",k6.scenario=" + scenario + ",k6.name=" + name
 }
 
 // driver sends k6-style load to a service. Counters are safe to read while it

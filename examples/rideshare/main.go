@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -164,7 +165,7 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	)
 	if o.pyroscope != "" {
 		fmt.Fprintf(w, ", pushed to %s as %s\n", o.pyroscope, o.app)
-		if push, err = startPush(o.pyroscope, o.app, 0); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, 0, nil); err != nil {
 			return fmt.Errorf("pyroscope: %w", err)
 		}
 	} else {
@@ -260,9 +261,11 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Uploads are reported from pyroscope-go's goroutine as they happen.
+	w = &lockedWriter{w: w}
 	var push *pusher
 	if o.pyroscope != "" {
-		if push, err = startPush(o.pyroscope, o.app, 0); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, 0, w); err != nil {
 			srv.Close()
 			return fmt.Errorf("pyroscope: %w", err)
 		}
@@ -270,13 +273,13 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 	profileURL := srv.URL + "/debug/pprof/profile?seconds=10"
 	fmt.Fprintf(w, "rideshare service listening on %s (routes / /bike /scooter /car, labelled by k6labels)\n\n", srv.URL)
 	fmt.Fprintln(w, "Drive it with k6, from the repository root:")
-	fmt.Fprintf(w, "  k6 run -e BASE_URL=%s examples/rideshare/load.js\n", srv.URL)
+	fmt.Fprintf(w, "  k6 run --no-usage-report -e BASE_URL=%s -e DURATION=60s examples/rideshare/load.js\n", srv.URL)
 	fmt.Fprintln(w, "or with the built-in load driver:")
 	fmt.Fprintf(w, "  go run ./examples/rideshare -target %s\n", srv.URL)
 	fmt.Fprintln(w, "While the load runs, take a 10 s CPU profile and list CPU per label value:")
 	fmt.Fprintf(w, "  go tool pprof -tags %s\n", report.ShellQuote(profileURL))
 	if push != nil {
-		fmt.Fprintf(w, "Profiles are pushed to %s as %s.\n", o.pyroscope, o.app)
+		fmt.Fprintf(w, "Profiles are pushed to %s as %s; each upload is reported below.\n", o.pyroscope, o.app)
 	}
 	fmt.Fprintln(w, "\nCtrl-C stops.")
 	<-ctx.Done()
@@ -288,6 +291,18 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 		printPushStatus(w, push, o)
 	}
 	return err
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // runTarget sends load to a service running elsewhere.

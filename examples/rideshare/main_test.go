@@ -106,7 +106,7 @@ func TestRunServeAndTarget(t *testing.T) {
 			t.Fatalf("-serve printed no address:\n%s", serveOut.String())
 		}
 	}
-	for _, want := range []string{"k6 run -e BASE_URL=" + base + " examples/rideshare/load.js", "-target " + base} {
+	for _, want := range []string{"k6 run --no-usage-report -e BASE_URL=" + base + " -e DURATION=60s examples/rideshare/load.js", "-target " + base} {
 		if !strings.Contains(serveOut.String(), want) {
 			t.Errorf("-serve output lacks %q:\n%s", want, serveOut.String())
 		}
@@ -150,8 +150,10 @@ func TestRunServeAndTarget(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("-serve returned %v", err)
 	}
-	if !strings.Contains(serveOut.String(), "accepted") {
-		t.Errorf("-serve printed no push status:\n%s", serveOut.String())
+	for _, want := range []string{"pyroscope: CPU profile upload accepted (", "accepted"} {
+		if !strings.Contains(serveOut.String(), want) {
+			t.Errorf("-serve printed no %q:\n%s", want, serveOut.String())
+		}
 	}
 	ingest.mu.Lock()
 	defer ingest.mu.Unlock()

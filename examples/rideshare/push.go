@@ -27,9 +27,11 @@ type pusher struct {
 	tee      *teeClient
 }
 
-// startPush starts pyroscope-go, pushing to serverURL under app.
-func startPush(serverURL, app string, uploadRate time.Duration) (*pusher, error) {
-	tee := &teeClient{next: &http.Client{
+// startPush starts pyroscope-go, pushing to serverURL under app. If progress
+// is not nil, a line is written to it after each upload with its outcome and
+// the counts so far.
+func startPush(serverURL, app string, uploadRate time.Duration, progress io.Writer) (*pusher, error) {
+	tee := &teeClient{progress: progress, next: &http.Client{
 		Timeout: 30 * time.Second,
 		// As pyroscope-go's own client: a redirect would drop credentials.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -60,7 +62,8 @@ func (p *pusher) stop() (*profile.Profile, error) {
 // teeClient is the HTTP client and the logger given to pyroscope-go. It
 // passes every upload on unchanged and keeps a copy of the CPU profiles.
 type teeClient struct {
-	next *http.Client
+	next     *http.Client
+	progress io.Writer // nil: silent
 
 	mu       sync.Mutex
 	cpu      []*profile.Profile
@@ -71,6 +74,7 @@ type teeClient struct {
 
 // Do implements pyroscope-go's remote.HTTPClient.
 func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
+	cpu := false
 	if req.Body != nil {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
@@ -79,6 +83,7 @@ func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		if p := cpuFromUpload(req.Header.Get("Content-Type"), body); p != nil {
+			cpu = true
 			t.mu.Lock()
 			t.cpu = append(t.cpu, p)
 			t.mu.Unlock()
@@ -90,20 +95,34 @@ func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
 	// The query string (application name, times) is long and says nothing
 	// about what went wrong: errors name only the endpoint.
 	endpoint := req.Method + " " + req.URL.Scheme + "://" + req.URL.Host + req.URL.Path
+	var failure error
 	switch {
 	case err != nil:
-		t.failed++
 		cause := err
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
 			cause = uerr.Err
 		}
-		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s: %w", endpoint, cause))
+		failure = fmt.Errorf("%s: %w", endpoint, cause)
 	case resp.StatusCode != http.StatusOK:
+		failure = fmt.Errorf("%s: %s", endpoint, resp.Status)
+	}
+	if failure != nil {
 		t.failed++
-		t.firstErr = cmpErr(t.firstErr, fmt.Errorf("%s: %s", endpoint, resp.Status))
-	default:
+		t.firstErr = cmpErr(t.firstErr, failure)
+	} else {
 		t.uploads++
+	}
+	if t.progress != nil {
+		kind := "profile"
+		if cpu {
+			kind = "CPU profile"
+		}
+		outcome := "accepted"
+		if failure != nil {
+			outcome = "failed: " + failure.Error()
+		}
+		fmt.Fprintf(t.progress, "  pyroscope: %s upload %s (%d accepted, %d failed so far)\n", kind, outcome, t.uploads, t.failed)
 	}
 	return resp, err
 }

@@ -69,7 +69,7 @@ func TestPushToPyroscope(t *testing.T) {
 	}
 	defer is.Close()
 
-	push, err := startPush(is.URL, "rideshare.test", 0)
+	push, err := startPush(is.URL, "rideshare.test", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +133,53 @@ func TestPushToPyroscope(t *testing.T) {
 	// The local report in push mode is built from the very profiles sent.
 	if got, want := len(local.Sample), len(received.Sample); got != want {
 		t.Errorf("local copy has %d samples, the server got %d", got, want)
+	}
+}
+
+// TestUploadProgress checks that each upload's outcome is written as it
+// happens, before the pusher stops: an accepting server, then one that
+// rejects every upload as Pyroscope does a profile with an invalid label name.
+func TestUploadProgress(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		want   string
+	}{
+		{"accepted", http.StatusOK, "CPU profile upload accepted ("},
+		{"rejected", http.StatusUnprocessableEntity, "CPU profile upload failed: POST "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ingest := &ingestServer{}
+			is, err := startServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.status != http.StatusOK {
+					http.Error(w, "invalid label name", c.status)
+					return
+				}
+				ingest.ServeHTTP(w, r)
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer is.Close()
+			var progress syncBuffer
+			push, err := startPush(is.URL, "progress.test", 0, &progress)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer push.profiler.Stop()
+			profiletest.Burn(10_000_000)
+			push.profiler.Flush(true) // uploads now and waits for the uploads
+			got := progress.String()
+			if !strings.Contains(got, c.want) {
+				t.Fatalf("progress after the first uploads:\n%s\nwant a line with %q", got, c.want)
+			}
+			ok, failed, _ := push.tee.status()
+			if last := strings.Count(got, "\n"); last != ok+failed {
+				t.Errorf("%d progress lines for %d uploads:\n%s", last, ok+failed, got)
+			}
+			if c.status != http.StatusOK && !strings.Contains(got, "/ingest: 422 Unprocessable Entity") {
+				t.Errorf("the failure does not name endpoint and status:\n%s", got)
+			}
+		})
 	}
 }

@@ -4,7 +4,7 @@
 // however many ids the load test uses.
 //
 //	go run ./servemux &
-//	curl -H 'baggage: k6.test_run_id=1, k6.scenario=rides, k6.name=http://x/bike/42' 127.0.0.1:8080/bike/42
+//	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=http://x/bike/42' 127.0.0.1:8080/bike/42
 package main
 
 import (

@@ -16,9 +16,10 @@ import (
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
-// Baggage is the header k6's http-instrumentation-pyroscope sends for a
-// request to http://localhost/bike/42?id=42 in scenario "rides".
-const Baggage = "k6.test_run_id=123456, k6.scenario=rides, k6.name=http://localhost/bike/42?id=42"
+// Baggage is the header k6's http-instrumentation-pyroscope 1.0.2 sends for a
+// request to http://localhost/bike/42?id=42 in scenario "rides": "," between
+// members, nothing encoded.
+const Baggage = "k6.test_run_id=123456,k6.scenario=rides,k6.name=http://localhost/bike/42?id=42"
 
 // Want returns the labels a handler must see for [Baggage]: the query string
 // is dropped from k6_name by default.
@@ -102,6 +103,10 @@ func CheckLabels(t testing.TB, url string) {
 		if got := Get(t, url, "userId=alice", "k6.name="); len(got) != 0 {
 			t.Errorf("without k6 members: labels %v, want none", got)
 		}
+	}
+	// Helper 1.0.1 joined the members with ", ".
+	if got := Get(t, url, "k6.test_run_id=123456, k6.scenario=rides, k6.name=http://localhost/bike/42?id=42"); !maps.Equal(got, Want()) {
+		t.Errorf("with k6 baggage joined by \", \": labels %v, want %v", got, Want())
 	}
 	// The baggage may come in several header lines, with other members.
 	if got := Get(t, url, "userId=alice, k6.test_run_id=123456", "k6.scenario=rides, k6.name=http://localhost/bike/42?id=42"); !maps.Equal(got, Want()) {
