@@ -67,7 +67,7 @@ func Name(tag string) string {
 func ReadFile(path string) (*Results, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("k6 results: %w (give the file of k6 run --out json=FILE or --out csv=FILE)", err)
 	}
 	defer f.Close()
 	res, err := Read(f)

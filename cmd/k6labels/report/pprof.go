@@ -155,20 +155,21 @@ func ReadProfile(ctx context.Context, hc *http.Client, where string) (*profile.P
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			return nil, fmt.Errorf("reading profile %s: %s: %s", where, resp.Status, strings.TrimSpace(string(body)))
+			return nil, fmt.Errorf("reading profile %s: %s: %s (the CPU profile of a Go service is at /debug/pprof/profile once it imports net/http/pprof)",
+				where, resp.Status, strings.TrimSpace(string(body)))
 		}
 		r = resp.Body
 	} else {
 		f, err := os.Open(where)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading profile: %w (give pprof CPU profile files or /debug/pprof/profile URLs)", err)
 		}
 		defer f.Close()
 		r = f
 	}
 	p, err := profile.Parse(io.LimitReader(r, maxProfileBytes))
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: not a pprof profile: %w", where, err)
+		return nil, fmt.Errorf("profile %s: not a pprof profile: %w (give a CPU profile such as /debug/pprof/profile writes; go tool pprof reads it)", where, err)
 	}
 	if err := CheckCPU(p); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", where, err)

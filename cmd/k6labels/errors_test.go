@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	httppprof "net/http/pprof"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// cliFixtures returns the shared fixtures folder, found upwards from here.
+func cliFixtures(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f := filepath.Join(dir, "shared", "fixtures")
+		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
+			return f
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no shared/fixtures/README.md above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// runCLI runs the command with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeGz writes s gzip-compressed to a new file in dir.
+func writeGz(t *testing.T, dir, name, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	zw.Close()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// closedPort returns the address of a 127.0.0.1 port that was just closed:
+// nothing listens there.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// heapProfile writes this process's heap profile (runtime/pprof) to a file.
+func heapProfile(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "heap.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestErrorMessages runs the command on each kind of bad input a user can
+// meet and checks the exit code and that the message names the problem and
+// what to do about it.
+func TestErrorMessages(t *testing.T) {
+	fx := cliFixtures(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
+	k6 := filepath.Join(fx, "local", "run-fx4.json.gz")
+	unlabelled := filepath.Join(fx, "profiles", "fx1.cpu.pb.gz") // Pyroscope's merged profile: no labels
+	heap := heapProfile(t, dir)
+	noReqs := writeGz(t, dir, "vus.json.gz",
+		`{"type":"Metric","data":{"name":"vus","type":"gauge"},"metric":"vus"}`+"\n"+
+			`{"metric":"vus","type":"Point","data":{"time":"2026-12-02T18:15:53Z","value":3,"tags":{}}}`+"\n")
+	// k6 results whose requests carry a tags.name that the service's labels
+	// do not: they name the same routes by URL.
+	var named strings.Builder
+	for _, n := range []string{"order car", "order bike"} {
+		named.WriteString(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"` + n + `","scenario":"rush_hour"}}}` + "\n")
+	}
+	otherNames := writeGz(t, dir, "named.json.gz", named.String())
+	notProfile := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notProfile, []byte("not a profile\n"), 0o644)
+
+	heapSrv := httptest.NewServer(httppprof.Handler("heap"))
+	defer heapSrv.Close()
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	down := "http://" + closedPort(t) + "/debug/pprof/profile?seconds=1"
+
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want []string // substrings of stderr, in any order
+	}{
+		// Unreachable /debug/pprof/profile URL.
+		{"unreachable", []string{"report", "--k6", k6, down}, exitError,
+			[]string{"reading profile", "connection refused", "is the service running and serving /debug/pprof/?"}},
+		{"not found", []string{"report", notFound.URL + "/debug/pprof/profile"}, exitError,
+			[]string{"404 Not Found", "/debug/pprof/profile once it imports net/http/pprof"}},
+		// Not a CPU profile: a file and a URL.
+		{"heap file", []string{"report", "--k6", k6, heap}, exitError,
+			[]string{"not a CPU profile", "alloc_objects/count", "give a CPU profile (/debug/pprof/profile, not /debug/pprof/heap or allocs)"}},
+		{"heap URL", []string{"report", heapSrv.URL}, exitError,
+			[]string{"not a CPU profile", "inuse_space/bytes", "give a CPU profile"}},
+		{"not pprof", []string{"report", notProfile}, exitError,
+			[]string{"not a pprof profile", "give a CPU profile such as /debug/pprof/profile writes"}},
+		{"missing profile", []string{"report", filepath.Join(dir, "missing.pb.gz")}, exitError,
+			[]string{"missing.pb.gz", "no such file", "give pprof CPU profile files or /debug/pprof/profile URLs"}},
+		{"missing k6 results", []string{"report", "--k6", filepath.Join(dir, "missing.json"), cpu}, exitError,
+			[]string{"missing.json", "no such file", "give the file of k6 run --out json=FILE or --out csv=FILE"}},
+		// k6 results without http_reqs; not k6 results.
+		{"no http_reqs", []string{"report", "--k6", noReqs, cpu}, exitError,
+			[]string{"vus.json.gz", "no http_reqs points among 1 points", "did the run send HTTP requests (k6/http), and is this its --out json or --out csv file?"}},
+		{"k6 is a profile", []string{"report", "--k6", cpu, cpu}, exitError,
+			[]string{"not k6 results", "want the output of k6 run --out json=FILE or --out csv=FILE"}},
+		// Names in k6's results that match no label.
+		{"names match no label", []string{"report", "--k6", otherNames, cpu}, exitError,
+			[]string{"k6 names match no label", "order bike, order car", "http://127.0.0.1:18080/", `LabelValue("k6.name", name)`, "use --by run,scenario"}},
+		// No data.
+		{"no k6 labels", []string{"report", unlabelled}, exitError,
+			[]string{"no data", "carries k6 labels", "k6labels.LabelsFromBaggageHandler", "http-instrumentation-pyroscope"}},
+		{"unknown run id", []string{"report", "--run-id", "fx9", cpu}, exitError,
+			[]string{`no CPU with k6_test_run_id="fx9"`, "it has fx4 (31.48s)"}},
+		// Bad flags: exit 2, the problem and the way to the flags.
+		{"no command", nil, exitUsage, []string{"Usage:", "k6labels report"}},
+		{"unknown command", []string{"reprot"}, exitUsage, []string{`unknown command "reprot"`, "Usage:"}},
+		{"unknown flag", []string{"report", "--frmat", "json", cpu}, exitUsage, []string{"flag provided but not defined: -frmat", "-format"}},
+		{"format", []string{"report", "--format", "xml", cpu}, exitUsage, []string{`unknown format "xml": use text, markdown or json`, "Run 'k6labels report -h'"}},
+		{"by", []string{"report", "--by", "route", cpu}, exitUsage, []string{`unknown grouping "route": use run, scenario, name or scenario+name`}},
+		{"no profiles", []string{"report", "--k6", k6}, exitUsage, []string{"no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME"}},
+		{"pyroscope without service", []string{"report", "--pyroscope", "http://" + closedPort(t)}, exitUsage, []string{"--pyroscope needs --service"}},
+		{"service without pyroscope", []string{"report", "--service", "x", cpu}, exitUsage, []string{"--service is for --pyroscope"}},
+		{"diff one side", []string{"diff", "--profile", cpu}, exitUsage, []string{"give the profiles of both runs (--base-profile and --profile)"}},
+		{"diff arguments", []string{"diff", cpu, cpu}, exitUsage, []string{"unexpected arguments", "give profiles with --base-profile and --profile"}},
+		{"fail-above", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "ten"}, exitUsage, []string{`--fail-above "ten": want a percentage such as 10%`}},
+		{"alpha", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--alpha", "5"}, exitUsage, []string{"--alpha 5: want a rate between 0 and 1, such as 0.05"}},
+		{"match", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--match", "host"}, exitUsage, []string{`--match "host": use path or name`}},
+		{"normalize", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", k6, "--k6", k6, "--normalize", "mean", "--write-profiles", ""}, exitError,
+			[]string{`unknown method "mean": use median, total, none or row:KEY`}},
+		{"control row", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", k6, "--k6", k6, "--normalize", "row:/health", "--write-profiles", ""}, exitError,
+			[]string{`--normalize row:/health: no row "/health" in both runs; the k6_name rows are /car, /scooter, /bike, /`}},
+		{"runs without pyroscope", []string{"runs"}, exitUsage, []string{"runs needs --pyroscope URL and --service NAME"}},
+		{"start", []string{"runs", "--pyroscope", "http://" + closedPort(t), "--service", "s", "--start", "yesterday"}, exitUsage,
+			[]string{`--start "yesterday": want RFC 3339 such as 2026-12-02T18:02:15Z`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestQueryStringsMatch: k6 names every request by its URL with the query
+// string; the report matches them to the labels (which drop it) by the
+// library's own LabelValue, and leaves no name unmatched.
+func TestQueryStringsMatch(t *testing.T) {
+	fx := cliFixtures(t)
+	code, out, stderr := runCLI(t, "report", "--k6", filepath.Join(fx, "local", "run-fx4.json.gz"), "--format", "json",
+		filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, `"unmatched_names": []`) || !strings.Contains(out, `"http://127.0.0.1:18080/car"`) || strings.Contains(out, "vehicle_id") {
+		t.Errorf("the fixture's URLs with query strings are not all matched:\n%s", out)
+	}
+}
+
+// TestDiffGate: --fail-above exits 3 and names the row when one route of a
+// real profile is made 30% costlier, exits 0 for the same profile twice,
+// and writes the merged profiles with the pprof command to look at them.
+func TestDiffGate(t *testing.T) {
+	fx := cliFixtures(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
+	k6 := filepath.Join(fx, "local", "run-fx4.json.gz")
+	b, err := os.ReadFile(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Sample {
+		if slices.Contains(s.Label["k6_name"], "http://127.0.0.1:18080/car") {
+			for i := range s.Value {
+				s.Value[i] = s.Value[i] * 13 / 10
+			}
+		}
+	}
+	costlier := filepath.Join(dir, "costlier.pb.gz")
+	f, err := os.Create(costlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	prefix := filepath.Join(dir, "out")
+
+	code, out, stderr := runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", costlier, "--k6", k6,
+		"--normalize", "none", "--fail-above", "10%", "--write-profiles", prefix)
+	if code != exitRegression {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitRegression, stderr)
+	}
+	for _, w := range []string{"k6labels: regression: CPU per request grew by more than 10% beyond noise", "k6_name=/car +30.0%", "k6_scenario=rush_hour"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q: %s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "/scooter") || strings.Contains(stderr, "/bike") {
+		t.Errorf("a route that did not change failed the gate: %s", stderr)
+	}
+	if !strings.Contains(out, "go tool pprof -http=localhost:0 -diff_base="+prefix+".before.pb.gz -tagfocus='k6_name=/car$' "+prefix+".after.pb.gz") {
+		t.Errorf("no pprof command for /car in:\n%s", out)
+	}
+	for _, side := range []string{".before.pb.gz", ".after.pb.gz"} {
+		if _, err := os.Stat(prefix + side); err != nil {
+			t.Error(err)
+		}
+	}
+
+	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
+		"--fail-above", "10%", "--write-profiles", "")
+	if code != exitOK {
+		t.Errorf("same profile twice: exit %d; stderr: %s", code, stderr)
+	}
+}
