@@ -1,7 +1,650 @@
-// Package pyroscope is a client of the Grafana Pyroscope query API.
+// Package pyroscope is a client of the Grafana Pyroscope query API: the
+// Connect endpoints under /querier.v1.QuerierService/ that profilecli and
+// Grafana use. It speaks Connect JSON, and protobuf for SelectMergeProfile,
+// whose answer is a pprof profile; it imports nothing of Pyroscope's server.
+//
+// Facts of the API the client keeps: a merged profile carries no labels
+// (labels only select: split CPU with SelectSeries group_by); int64s come as
+// JSON strings; an unknown service is an empty 200, so every method returns
+// empty results, not an error, for it.
 package pyroscope
 
 import (
-	_ "github.com/google/pprof/profile"
-	_ "google.golang.org/protobuf/encoding/protowire"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
 )
+
+// CPUProfileType is the profile type ID of Go CPU time (nanoseconds) as
+// pyroscope-go pushes it.
+const CPUProfileType = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+
+// ServiceLabel is the label that names the service a profile came from.
+const ServiceLabel = "service_name"
+
+// servicePath is the Connect service every method is under.
+const servicePath = "/querier.v1.QuerierService/"
+
+// maxAnswer bounds the bytes read from one answer.
+const maxAnswer = 1 << 30
+
+// ErrUnreachable is wrapped by the errors of requests that got no HTTP
+// answer: a wrong URL, a server that is down, a refused connection.
+var ErrUnreachable = errors.New("pyroscope server unreachable")
+
+// Error is an error answer of the server: a Connect error (Code and
+// Message from its JSON body), or another HTTP status (Code empty) from
+// something that is not a Pyroscope query API.
+type Error struct {
+	Procedure string // the method, e.g. "SelectSeries"
+	URL       string // the request's URL
+	Status    int    // HTTP status
+	Code      string // Connect code such as "invalid_argument"; "" if none
+	Message   string // the server's message
+}
+
+// Error returns the server's message with the method and status.
+func (e *Error) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("pyroscope %s: %s: %s", e.Procedure, e.Code, e.Message)
+	}
+	msg := fmt.Sprintf("pyroscope %s: HTTP %d %s from %s", e.Procedure, e.Status, http.StatusText(e.Status), e.URL)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg + ": is the URL a Pyroscope server (its HTTP port, 4040 by default)?"
+}
+
+// Client asks one Pyroscope server. It is safe for concurrent use.
+type Client struct {
+	base      string
+	hc        *http.Client
+	jsonProfs bool
+	tenant    string
+}
+
+// An Option configures a [Client].
+type Option func(*Client)
+
+// WithJSONProfiles makes SelectMergeProfile ask in Connect JSON instead of
+// protobuf (the default, several times smaller); the profile is the same.
+func WithJSONProfiles() Option { return func(c *Client) { c.jsonProfs = true } }
+
+// WithTenant sends X-Scope-OrgID: tenant with every request, for servers
+// with multi-tenancy on.
+func WithTenant(tenant string) Option { return func(c *Client) { c.tenant = tenant } }
+
+// NewClient returns a client of the server at baseURL (such as
+// http://pyroscope:4040, a path prefix allowed) that sends its requests
+// with hc (nil: http.DefaultClient). It fails only for a malformed URL.
+func NewClient(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("pyroscope URL %q: %w", baseURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host:port", baseURL)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	u.RawQuery, u.Fragment = "", ""
+	c := &Client{base: strings.TrimSuffix(u.String(), "/"), hc: hc}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// URL returns the server's base URL as the client uses it.
+func (c *Client) URL() string { return c.base }
+
+// Query is what most methods select: profiles of ProfileType whose labels
+// match Selector (such as {service_name="checkout"}) between Start and End.
+// The API has millisecond resolution.
+type Query struct {
+	ProfileType string // e.g. CPUProfileType; ignored by label queries
+	Selector    string // a label selector; see Selector
+	Start, End  time.Time
+}
+
+// A Matcher selects the profiles whose label Name equals Value; an empty
+// Value selects the profiles without that label.
+type Matcher struct {
+	Name, Value string
+}
+
+// Selector returns the label selector {service_name="service",name="value",…}
+// with the matchers in their order, values quoted as Go strings.
+func Selector(service string, ms ...Matcher) string {
+	var b strings.Builder
+	b.WriteString("{" + ServiceLabel + "=")
+	b.WriteString(strconv.Quote(service))
+	for _, m := range ms {
+		b.WriteString("," + m.Name + "=")
+		b.WriteString(strconv.Quote(m.Value))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// call posts body (JSON unless contentType says otherwise) to procedure
+// and returns the answer's body; non-200 answers become errors.
+func (c *Client) call(ctx context.Context, procedure, contentType string, body []byte) ([]byte, error) {
+	u := c.base + servicePath + procedure
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("pyroscope %s: %w", procedure, err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Connect-Protocol-Version", "1")
+	if c.tenant != "" {
+		req.Header.Set("X-Scope-OrgID", c.tenant)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("pyroscope %s: %w", procedure, ctx.Err())
+		}
+		return nil, fmt.Errorf("%w at %s (%s: %v)", ErrUnreachable, c.base, procedure, unwrapURL(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return nil, fmt.Errorf("pyroscope %s: reading the answer from %s: %w", procedure, c.base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, answerError(procedure, u, resp, data)
+	}
+	return data, nil
+}
+
+// unwrapURL drops the *url.Error wrapper, whose text repeats the URL.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// answerError makes the error of a non-200 answer.
+func answerError(procedure, u string, resp *http.Response, data []byte) error {
+	e := &Error{Procedure: procedure, URL: u, Status: resp.StatusCode}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var ce struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if mt == "application/json" && json.Unmarshal(data, &ce) == nil && ce.Code != "" {
+		e.Code, e.Message = ce.Code, ce.Message
+		return e
+	}
+	if s := strings.TrimSpace(string(data)); s != "" {
+		if len(s) > 200 {
+			s = s[:200] + "…"
+		}
+		e.Message = s
+	}
+	return e
+}
+
+// callJSON posts req as JSON to procedure and decodes the answer into resp.
+func (c *Client) callJSON(ctx context.Context, procedure string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("pyroscope %s: %w", procedure, err)
+	}
+	data, err := c.call(ctx, procedure, "application/json", body)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, resp); err != nil {
+		return fmt.Errorf("pyroscope %s: the answer from %s is not the API's JSON: %w", procedure, c.base, err)
+	}
+	return nil
+}
+
+// labelsRequest is the body of LabelNames, LabelValues and Series.
+type labelsRequest struct {
+	Name       string   `json:"name,omitempty"`
+	Matchers   []string `json:"matchers,omitempty"`
+	LabelNames []string `json:"label_names,omitempty"`
+	Start      int64    `json:"start"`
+	End        int64    `json:"end"`
+}
+
+func (q Query) matchers() []string {
+	if q.Selector == "" {
+		return nil
+	}
+	return []string{q.Selector}
+}
+
+// LabelNames returns the label names of the profiles q.Selector matches,
+// Pyroscope's internal ones (__name__, __profile_type__, …) included.
+func (c *Client) LabelNames(ctx context.Context, q Query) ([]string, error) {
+	var resp struct {
+		Names []string `json:"names"`
+	}
+	err := c.callJSON(ctx, "LabelNames", labelsRequest{Matchers: q.matchers(), Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
+	return resp.Names, err
+}
+
+// LabelValues returns the values label name has on the profiles
+// q.Selector matches, in the server's order; none for an unknown service.
+func (c *Client) LabelValues(ctx context.Context, name string, q Query) ([]string, error) {
+	var resp struct {
+		Names []string `json:"names"`
+	}
+	err := c.callJSON(ctx, "LabelValues", labelsRequest{Name: name, Matchers: q.matchers(), Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
+	return resp.Names, err
+}
+
+// Series returns the distinct label sets of the profiles q.Selector
+// matches, restricted to labelNames (all labels when empty).
+func (c *Client) Series(ctx context.Context, q Query, labelNames []string) ([]map[string]string, error) {
+	var resp struct {
+		LabelsSet []struct {
+			Labels []labelPair `json:"labels"`
+		} `json:"labelsSet"`
+	}
+	err := c.callJSON(ctx, "Series", labelsRequest{Matchers: q.matchers(), LabelNames: labelNames, Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
+	out := make([]map[string]string, 0, len(resp.LabelsSet))
+	for _, ls := range resp.LabelsSet {
+		out = append(out, pairs(ls.Labels))
+	}
+	return out, err
+}
+
+// ProfileType is one profile type a server holds.
+type ProfileType struct {
+	ID         string `json:"ID"` // e.g. CPUProfileType
+	Name       string `json:"name"`
+	SampleType string `json:"sampleType"`
+	SampleUnit string `json:"sampleUnit"`
+	PeriodType string `json:"periodType"`
+	PeriodUnit string `json:"periodUnit"`
+}
+
+// ProfileTypes returns the profile types of the whole tenant between start
+// and end: the API takes no selector (for one service use Series with
+// label __profile_type__).
+func (c *Client) ProfileTypes(ctx context.Context, start, end time.Time) ([]ProfileType, error) {
+	var resp struct {
+		ProfileTypes []ProfileType `json:"profileTypes"`
+	}
+	err := c.callJSON(ctx, "ProfileTypes", struct {
+		Start int64 `json:"start"`
+		End   int64 `json:"end"`
+	}{start.UnixMilli(), end.UnixMilli()}, &resp)
+	return resp.ProfileTypes, err
+}
+
+type labelPair struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+func pairs(ls []labelPair) map[string]string {
+	m := make(map[string]string, len(ls))
+	for _, l := range ls {
+		m[l.Name] = l.Value
+	}
+	return m
+}
+
+// A Point is the value of a series in one step.
+type Point struct {
+	Time  time.Time // the end of the step the point sums
+	Value float64   // in the profile type's unit (nanoseconds of CPU)
+}
+
+// Series is one time series of SelectSeries.
+type Series struct {
+	// Labels are the group_by labels the series has; a series of the
+	// profiles lacking them has none (nil map lookups give "").
+	Labels map[string]string
+	Points []Point
+}
+
+// Sum returns the sum of the series' points, in the profile type's unit.
+func (s Series) Sum() float64 {
+	var t float64
+	for _, p := range s.Points {
+		t += p.Value
+	}
+	return t
+}
+
+// SelectSeries returns the sum of q's profiles per step, one series per
+// value tuple of groupBy. Each point is stamped with the end of its step,
+// and the first step reaches back one step before q.Start.
+func (c *Client) SelectSeries(ctx context.Context, q Query, groupBy []string, step time.Duration) ([]Series, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("pyroscope SelectSeries: step %s: want a positive step", step)
+	}
+	req := struct {
+		ProfileType string   `json:"profile_typeID"`
+		Selector    string   `json:"label_selector"`
+		Start       int64    `json:"start"`
+		End         int64    `json:"end"`
+		GroupBy     []string `json:"group_by,omitempty"`
+		Step        float64  `json:"step"`
+	}{q.ProfileType, q.Selector, q.Start.UnixMilli(), q.End.UnixMilli(), groupBy, step.Seconds()}
+	var resp struct {
+		Series []struct {
+			Labels []labelPair `json:"labels"`
+			Points []struct {
+				Value     float64 `json:"value"`
+				Timestamp jint    `json:"timestamp"`
+			} `json:"points"`
+		} `json:"series"`
+	}
+	if err := c.callJSON(ctx, "SelectSeries", req, &resp); err != nil {
+		return nil, err
+	}
+	out := make([]Series, 0, len(resp.Series))
+	for _, s := range resp.Series {
+		ser := Series{Labels: pairs(s.Labels)}
+		for _, p := range s.Points {
+			ser.Points = append(ser.Points, Point{Time: time.UnixMilli(int64(p.Timestamp)), Value: p.Value})
+		}
+		out = append(out, ser)
+	}
+	return out, nil
+}
+
+// selectRequest is SelectMergeProfile's request message.
+type selectRequest struct {
+	ProfileType string `json:"profile_typeID"`
+	Selector    string `json:"label_selector"`
+	Start       int64  `json:"start"`
+	End         int64  `json:"end"`
+	MaxNodes    int64  `json:"max_nodes,omitempty"`
+}
+
+// marshal encodes the request as protobuf (querier.v1 field numbers).
+func (r selectRequest) marshal() []byte {
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendString(b, r.ProfileType)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendString(b, r.Selector)
+	b = protowire.AppendTag(b, 3, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(r.Start))
+	b = protowire.AppendTag(b, 4, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(r.End))
+	if r.MaxNodes > 0 {
+		b = protowire.AppendTag(b, 5, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(r.MaxNodes))
+	}
+	return b
+}
+
+// SelectMergeProfile returns the profiles q selects merged into one pprof
+// profile. It carries no labels. An unknown service gives a profile with no
+// sample types; a known one with nothing in the window, no samples.
+func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Profile, error) {
+	r := selectRequest{ProfileType: q.ProfileType, Selector: q.Selector, Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}
+	if c.jsonProfs {
+		var jp jsonProfile
+		if err := c.callJSON(ctx, "SelectMergeProfile", r, &jp); err != nil {
+			return nil, err
+		}
+		p, err := jp.profile()
+		if err != nil {
+			return nil, fmt.Errorf("pyroscope SelectMergeProfile: the profile from %s: %w", c.base, err)
+		}
+		return p, nil
+	}
+	data, err := c.call(ctx, "SelectMergeProfile", "application/proto", r.marshal())
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return &profile.Profile{}, nil
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("pyroscope SelectMergeProfile: the profile from %s: %w", c.base, err)
+	}
+	return p, nil
+}
+
+// Flamegraph is SelectMergeStacktraces' answer: Names are the function
+// names; each level holds, per node, four numbers: x offset from the
+// previous node, total, self and the index into Names.
+type Flamegraph struct {
+	Names   []string
+	Levels  [][]int64
+	Total   int64 // in the profile type's unit
+	MaxSelf int64
+}
+
+// SelectMergeStacktraces returns q's profiles merged as a flame graph of at
+// most maxNodes nodes (0: the server's default).
+func (c *Client) SelectMergeStacktraces(ctx context.Context, q Query, maxNodes int) (*Flamegraph, error) {
+	r := selectRequest{ProfileType: q.ProfileType, Selector: q.Selector, Start: q.Start.UnixMilli(), End: q.End.UnixMilli(), MaxNodes: int64(maxNodes)}
+	var resp struct {
+		Flamegraph struct {
+			Names  []string `json:"names"`
+			Levels []struct {
+				Values []jint `json:"values"`
+			} `json:"levels"`
+			Total   jint `json:"total"`
+			MaxSelf jint `json:"maxSelf"`
+		} `json:"flamegraph"`
+	}
+	if err := c.callJSON(ctx, "SelectMergeStacktraces", r, &resp); err != nil {
+		return nil, err
+	}
+	fg := &Flamegraph{Names: resp.Flamegraph.Names, Total: int64(resp.Flamegraph.Total), MaxSelf: int64(resp.Flamegraph.MaxSelf)}
+	for _, l := range resp.Flamegraph.Levels {
+		vs := make([]int64, len(l.Values))
+		for i, v := range l.Values {
+			vs[i] = int64(v)
+		}
+		fg.Levels = append(fg.Levels, vs)
+	}
+	return fg, nil
+}
+
+// jint is an int64 of protojson: a JSON string, or a number.
+type jint int64
+
+func (j *jint) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = uq
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != math.Trunc(f) {
+			return fmt.Errorf("int64 %s: %w", b, err)
+		}
+		n = int64(f)
+	}
+	*j = jint(n)
+	return nil
+}
+
+// jsonProfile is google.v1.Profile (pprof's profile.proto) in protojson.
+type jsonProfile struct {
+	SampleType []jsonValueType `json:"sampleType"`
+	Sample     []struct {
+		LocationID []jint `json:"locationId"`
+		Value      []jint `json:"value"`
+		Label      []struct {
+			Key     jint `json:"key"`
+			Str     jint `json:"str"`
+			Num     jint `json:"num"`
+			NumUnit jint `json:"numUnit"`
+		} `json:"label"`
+	} `json:"sample"`
+	Mapping []struct {
+		ID              jint `json:"id"`
+		MemoryStart     jint `json:"memoryStart"`
+		MemoryLimit     jint `json:"memoryLimit"`
+		FileOffset      jint `json:"fileOffset"`
+		Filename        jint `json:"filename"`
+		BuildID         jint `json:"buildId"`
+		HasFunctions    bool `json:"hasFunctions"`
+		HasFilenames    bool `json:"hasFilenames"`
+		HasLineNumbers  bool `json:"hasLineNumbers"`
+		HasInlineFrames bool `json:"hasInlineFrames"`
+	} `json:"mapping"`
+	Location []struct {
+		ID        jint `json:"id"`
+		MappingID jint `json:"mappingId"`
+		Address   jint `json:"address"`
+		Line      []struct {
+			FunctionID jint `json:"functionId"`
+			Line       jint `json:"line"`
+			Column     jint `json:"column"`
+		} `json:"line"`
+		IsFolded bool `json:"isFolded"`
+	} `json:"location"`
+	Function []struct {
+		ID         jint `json:"id"`
+		Name       jint `json:"name"`
+		SystemName jint `json:"systemName"`
+		Filename   jint `json:"filename"`
+		StartLine  jint `json:"startLine"`
+	} `json:"function"`
+	StringTable       []string      `json:"stringTable"`
+	DropFrames        jint          `json:"dropFrames"`
+	KeepFrames        jint          `json:"keepFrames"`
+	TimeNanos         jint          `json:"timeNanos"`
+	DurationNanos     jint          `json:"durationNanos"`
+	PeriodType        jsonValueType `json:"periodType"`
+	Period            jint          `json:"period"`
+	Comment           []jint        `json:"comment"`
+	DefaultSampleType jint          `json:"defaultSampleType"`
+}
+
+type jsonValueType struct {
+	Type jint `json:"type"`
+	Unit jint `json:"unit"`
+}
+
+// profile builds the pprof profile, resolving string-table indexes and
+// ids as profile.Parse does for the protobuf form.
+func (jp *jsonProfile) profile() (*profile.Profile, error) {
+	if len(jp.StringTable) == 0 && len(jp.Sample) == 0 && len(jp.SampleType) == 0 {
+		return &profile.Profile{}, nil
+	}
+	var bad error
+	str := func(i jint) string {
+		if i < 0 || int(i) >= len(jp.StringTable) {
+			if bad == nil {
+				bad = fmt.Errorf("string index %d out of the table's %d", i, len(jp.StringTable))
+			}
+			return ""
+		}
+		return jp.StringTable[i]
+	}
+	vt := func(v jsonValueType) *profile.ValueType {
+		return &profile.ValueType{Type: str(v.Type), Unit: str(v.Unit)}
+	}
+	p := &profile.Profile{
+		DropFrames: str(jp.DropFrames), KeepFrames: str(jp.KeepFrames),
+		TimeNanos: int64(jp.TimeNanos), DurationNanos: int64(jp.DurationNanos),
+		Period: int64(jp.Period), DefaultSampleType: str(jp.DefaultSampleType),
+	}
+	if jp.PeriodType != (jsonValueType{}) {
+		p.PeriodType = vt(jp.PeriodType)
+	}
+	for _, st := range jp.SampleType {
+		p.SampleType = append(p.SampleType, vt(st))
+	}
+	for _, c := range jp.Comment {
+		p.Comments = append(p.Comments, str(c))
+	}
+	mappings := map[uint64]*profile.Mapping{}
+	for _, m := range jp.Mapping {
+		pm := &profile.Mapping{ID: uint64(m.ID), Start: uint64(m.MemoryStart), Limit: uint64(m.MemoryLimit), Offset: uint64(m.FileOffset),
+			File: str(m.Filename), BuildID: str(m.BuildID), HasFunctions: m.HasFunctions, HasFilenames: m.HasFilenames,
+			HasLineNumbers: m.HasLineNumbers, HasInlineFrames: m.HasInlineFrames}
+		mappings[pm.ID] = pm
+		p.Mapping = append(p.Mapping, pm)
+	}
+	functions := map[uint64]*profile.Function{}
+	for _, f := range jp.Function {
+		pf := &profile.Function{ID: uint64(f.ID), Name: str(f.Name), SystemName: str(f.SystemName), Filename: str(f.Filename), StartLine: int64(f.StartLine)}
+		functions[pf.ID] = pf
+		p.Function = append(p.Function, pf)
+	}
+	locations := map[uint64]*profile.Location{}
+	for _, l := range jp.Location {
+		pl := &profile.Location{ID: uint64(l.ID), Address: uint64(l.Address), IsFolded: l.IsFolded}
+		if l.MappingID != 0 {
+			if pl.Mapping = mappings[uint64(l.MappingID)]; pl.Mapping == nil {
+				return nil, fmt.Errorf("location %d: no mapping %d", l.ID, l.MappingID)
+			}
+		}
+		for _, ln := range l.Line {
+			fn := functions[uint64(ln.FunctionID)]
+			if fn == nil && ln.FunctionID != 0 {
+				return nil, fmt.Errorf("location %d: no function %d", l.ID, ln.FunctionID)
+			}
+			pl.Line = append(pl.Line, profile.Line{Function: fn, Line: int64(ln.Line), Column: int64(ln.Column)})
+		}
+		locations[pl.ID] = pl
+		p.Location = append(p.Location, pl)
+	}
+	for _, s := range jp.Sample {
+		ps := &profile.Sample{}
+		for _, id := range s.LocationID {
+			loc := locations[uint64(id)]
+			if loc == nil {
+				return nil, fmt.Errorf("sample: no location %d", id)
+			}
+			ps.Location = append(ps.Location, loc)
+		}
+		for _, v := range s.Value {
+			ps.Value = append(ps.Value, int64(v))
+		}
+		for _, l := range s.Label {
+			k := str(l.Key)
+			if l.Str != 0 {
+				if ps.Label == nil {
+					ps.Label = map[string][]string{}
+				}
+				ps.Label[k] = append(ps.Label[k], str(l.Str))
+			} else {
+				if ps.NumLabel == nil {
+					ps.NumLabel = map[string][]int64{}
+					ps.NumUnit = map[string][]string{}
+				}
+				ps.NumLabel[k] = append(ps.NumLabel[k], int64(l.Num))
+				ps.NumUnit[k] = append(ps.NumUnit[k], str(l.NumUnit))
+			}
+		}
+		p.Sample = append(p.Sample, ps)
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
