@@ -1,5 +1,3 @@
-//go:build pyroscopeapi
-
 package main
 
 import (

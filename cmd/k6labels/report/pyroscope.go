@@ -1,9 +1,8 @@
-//go:build pyroscopeapi
-
 package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -40,9 +39,23 @@ func (s *PyroscopeSource) query(ms ...pyroscope.Matcher) pyroscope.Query {
 	return pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service, ms...), Start: s.start, End: s.end}
 }
 
-func (s *PyroscopeSource) count(seconds float64) Count {
-	cpu := time.Duration(math.Round(seconds * 1e9))
+// count converts a SelectSeries sum (nanoseconds of CPU) to a Count of
+// 10 ms samples: the server's values are multiples of the period.
+func (s *PyroscopeSource) count(nanos float64) Count {
+	cpu := time.Duration(math.Round(nanos))
 	return Count{CPU: cpu, Samples: int64((cpu + s.period/2) / s.period)}
+}
+
+// wrap adds to a client error what the user of the command can do.
+func (s *PyroscopeSource) wrap(err error) error {
+	var pe *pyroscope.Error
+	switch {
+	case errors.Is(err, pyroscope.ErrUnreachable):
+		return fmt.Errorf("%w: check --pyroscope (the server's HTTP address, e.g. http://pyroscope:4040)", err)
+	case errors.As(err, &pe) && pe.Code == "invalid_argument":
+		return fmt.Errorf("%w: the selector is made of --service %q and k6 label values; check --service", err, s.service)
+	}
+	return err
 }
 
 // Totals implements [Source] with SelectSeries grouped by k6_test_run_id.
@@ -51,7 +64,7 @@ func (s *PyroscopeSource) count(seconds float64) Count {
 func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) {
 	series, err := s.c.SelectSeries(ctx, s.query(), []string{LabelRunID}, seriesStep)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	out := map[string]Count{}
 	for _, ser := range series {
@@ -69,8 +82,8 @@ func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) 
 func (s *PyroscopeSource) noData(ctx context.Context) error {
 	msg := fmt.Sprintf("Pyroscope %s has no CPU profiles (%s) of service %q from %s to %s",
 		s.url, pyroscope.CPUProfileType, s.service, s.start.UTC().Format(time.RFC3339), s.end.UTC().Format(time.RFC3339))
-	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: "{}", Start: s.start, End: s.end}
-	if names, err := s.c.LabelValues(ctx, "service_name", q); err == nil && len(names) > 0 {
+	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Start: s.start, End: s.end} // no selector: every service
+	if names, err := s.c.LabelValues(ctx, pyroscope.ServiceLabel, q); err == nil && len(names) > 0 {
 		slices.Sort(names)
 		return fmt.Errorf("%w: %s; services there: %s (--service)", ErrNoData, msg, strings.Join(names, ", "))
 	}
@@ -81,7 +94,7 @@ func (s *PyroscopeSource) noData(ctx context.Context) error {
 func (s *PyroscopeSource) Values(ctx context.Context, label string) ([]string, error) {
 	vs, err := s.c.LabelValues(ctx, label, s.query())
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	slices.Sort(vs)
 	return vs, nil
@@ -96,7 +109,7 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 	}
 	p, err := s.c.SelectMergeProfile(ctx, s.query(ms...))
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	if len(p.Sample) > 0 {
 		if err := CheckCPU(p); err != nil {
@@ -110,7 +123,7 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 func (s *PyroscopeSource) Runs(ctx context.Context) ([]Run, error) {
 	series, err := s.c.SelectSeries(ctx, s.query(), []string{LabelRunID}, seriesStep)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	var runs []Run
 	for _, ser := range series {
