@@ -3,6 +3,7 @@ package k6grpc_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"runtime"
 	"runtime/pprof"
@@ -15,8 +16,10 @@ import (
 	"github.com/k6labels/k6labels/internal/profiletest"
 	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
 )
 
 // k6Header is what k6's http-instrumentation-pyroscope sends.
@@ -85,6 +88,52 @@ func decodeLabels(b []byte) map[string]string {
 	return m
 }
 
+// currentLabels returns the pprof labels of the calling goroutine, read from
+// a goroutine profile: the labels of the one goroutine whose stack is in
+// currentLabels.
+//
+//go:noinline
+func currentLabels() (map[string]string, error) {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 0); err != nil {
+		return nil, err
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		return nil, err
+	}
+	var found []map[string]string
+	for _, s := range p.Sample {
+		if !inFunc(s, "k6grpc_test.currentLabels") {
+			continue
+		}
+		m := map[string]string{}
+		for k, v := range s.Label {
+			m[k] = strings.Join(v, ",")
+		}
+		for range s.Value[0] {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%d goroutines in currentLabels, want 1: run the test alone", len(found))
+	}
+	return found[0], nil
+}
+
+// inFunc reports whether a function whose name ends in fn is on the stack
+// of s.
+func inFunc(s *profile.Sample, fn string) bool {
+	for _, loc := range s.Location {
+		for _, l := range loc.Line {
+			if l.Function != nil && strings.HasSuffix(l.Function.Name, fn) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // goroutineID returns the id of the calling goroutine, from its stack trace,
 // and whether the goroutine is one of grpc-go's stream workers.
 func goroutineID() (id int, worker bool) {
@@ -99,8 +148,9 @@ func goroutineID() (id int, worker bool) {
 
 // testService implements the interop test service. What each call does is
 // chosen by the client: the request payload names it ("labelled", "plain",
-// "child", "panic"). Every response carries the labels of the handler's
-// context and the id of the goroutine that ran it.
+// "child", "panic", "goroutine"). Every response carries the labels of the
+// handler's context ("goroutine": of its goroutine) and the id of the
+// goroutine that ran it.
 type testService struct {
 	testpb.UnimplementedTestServiceServer
 }
@@ -125,10 +175,19 @@ func (s *testService) work(ctx context.Context, what string) {
 }
 
 func (s *testService) UnaryCall(ctx context.Context, req *testpb.SimpleRequest) (*testpb.SimpleResponse, error) {
-	s.work(ctx, string(req.GetPayload().GetBody()))
+	what := string(req.GetPayload().GetBody())
+	s.work(ctx, what)
+	labels := labelsOf(ctx)
+	if what == "goroutine" {
+		// The goroutine's labels instead of the context's.
+		var err error
+		if labels, err = currentLabels(); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+	}
 	id, worker := goroutineID()
 	return &testpb.SimpleResponse{
-		Payload:  &testpb.Payload{Body: encodeLabels(labelsOf(ctx))},
+		Payload:  &testpb.Payload{Body: encodeLabels(labels)},
 		Username: strconv.Itoa(id),
 		ServerId: strconv.FormatBool(worker),
 	}, nil

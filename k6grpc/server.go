@@ -5,7 +5,6 @@ import (
 
 	"github.com/k6labels/k6labels"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 )
 
 // baggageKey is the metadata key of W3C baggage. gRPC metadata keys arrive
@@ -63,15 +62,9 @@ func newInterceptors(l *k6labels.Labeler) *interceptors {
 }
 
 func (i *interceptors) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	// ValueFromIncomingContext looks up one key instead of copying all the
-	// metadata, as FromIncomingContext would.
-	baggage := metadata.ValueFromIncomingContext(ctx, baggageKey)
-	if len(baggage) == 0 {
+	lctx, ok := i.labeler.Labels(ctx, incomingBaggage(ctx))
+	if !ok {
 		return handler(ctx, req)
-	}
-	lctx := i.labeler.Context(ctx, baggage)
-	if k6labels.Baggage(lctx) == "" {
-		return handler(ctx, req) // no k6 member (contexts are not compared: == panics on some types)
 	}
 	var resp any
 	var err error
@@ -80,13 +73,8 @@ func (i *interceptors) unary(ctx context.Context, req any, _ *grpc.UnaryServerIn
 }
 
 func (i *interceptors) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx := ss.Context()
-	baggage := metadata.ValueFromIncomingContext(ctx, baggageKey)
-	if len(baggage) == 0 {
-		return handler(srv, ss)
-	}
-	lctx := i.labeler.Context(ctx, baggage)
-	if k6labels.Baggage(lctx) == "" {
+	lctx, ok := i.labeler.Labels(ss.Context(), incomingBaggage(ss.Context()))
+	if !ok {
 		return handler(srv, ss)
 	}
 	var err error

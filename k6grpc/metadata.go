@@ -1,0 +1,61 @@
+package k6grpc
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+)
+
+// incomingKey is the context key under which grpc-go keeps a call's incoming
+// metadata, learnt once from metadata.ValueFromIncomingContext itself (see
+// learnIncomingKey), or nil if that did not work.
+var incomingKey = learnIncomingKey(metadata.ValueFromIncomingContext)
+
+// keySpy is a context that answers every Value lookup with md and remembers
+// the key it was asked for.
+type keySpy struct {
+	context.Context
+	md  metadata.MD
+	key any
+}
+
+func (s *keySpy) Value(key any) any {
+	s.key = key
+	return s.md
+}
+
+// learnIncomingKey asks lookup for the baggage of a context that records the
+// key it is asked for. If lookup found the metadata under that key, the key
+// is returned, so that incomingBaggage can read the metadata without the
+// copy lookup makes of the values.
+func learnIncomingKey(lookup func(context.Context, string) []string) any {
+	spy := &keySpy{Context: context.Background(), md: metadata.MD{baggageKey: {"probe"}}}
+	if v := lookup(spy, baggageKey); len(v) != 1 || v[0] != "probe" || spy.key == nil {
+		return nil
+	}
+	return spy.key
+}
+
+// incomingBaggage returns the "baggage" values of ctx's incoming metadata.
+// The slice is grpc-go's own, to be read only and not kept: reading it in
+// place saves the allocation that metadata.ValueFromIncomingContext makes for
+// its copy. Keys are matched without regard to case, as grpc-go does.
+func incomingBaggage(ctx context.Context) []string {
+	if incomingKey == nil {
+		return metadata.ValueFromIncomingContext(ctx, baggageKey)
+	}
+	md, ok := ctx.Value(incomingKey).(metadata.MD)
+	if !ok {
+		return nil
+	}
+	if v, ok := md[baggageKey]; ok {
+		return v
+	}
+	for k, v := range md {
+		if strings.EqualFold(k, baggageKey) {
+			return v
+		}
+	}
+	return nil
+}
