@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"golang.org/x/term"
 )
 
 // listFlag is a flag that may be given several times.
@@ -102,12 +103,11 @@ func (c *common) groupings(def string) ([]report.Grouping, error) {
 	return g, nil
 }
 
-// progress returns stderr when it is a terminal, else nil.
+// progress returns stderr when it is a terminal (not a file, pipe or
+// /dev/null), else nil.
 func (c *common) progress() io.Writer {
-	if f, ok := c.stderr.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return f
-		}
+	if f, ok := c.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
 	}
 	return nil
 }
