@@ -49,3 +49,13 @@ func withBaggage(ctx context.Context) context.Context {
 	md[baggageKey] = []string{k6labels.MergeBaggage(existing, add)}
 	return metadata.NewOutgoingContext(ctx, md)
 }
+
+// NewClient is [grpc.NewClient] called with the calling goroutine's pprof
+// labels cleared, and restored exactly afterwards. The goroutines of a
+// channel (resolver, balancer, connections) start from NewClient and keep
+// the labels they start with for the channel's life: created from a labelled
+// handler with grpc.NewClient, they carry that request's k6 labels.
+func NewClient(target string, opts ...grpc.DialOption) (conn *grpc.ClientConn, err error) {
+	k6labels.Do(context.Background(), func(context.Context) { conn, err = grpc.NewClient(target, opts...) })
+	return conn, err
+}

@@ -13,7 +13,14 @@
 //
 // On the client, [UnaryClientInterceptor] and [StreamClientInterceptor] add
 // the k6 members of the call's context to the outgoing "baggage" metadata,
-// so the next service can label its own profile.
+// so the next service can label its own profile. Create channels with
+// [NewClient] when that may happen inside a labelled handler (a client made
+// on first use): a channel's goroutines keep the labels of the goroutine
+// that created it, for the channel's whole life. A channel created
+// unlabelled stays so, whichever call first connects it.
+//
+// To name calls by method rather than by the k6.name sent, pass
+// k6labels.WithNameFunc with grpc.Method (see the examples).
 //
 // This is a module of its own so that users of the net/http middleware do
 // not download gRPC.

@@ -3,6 +3,7 @@ package k6grpc_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"runtime/pprof"
 
 	"github.com/k6labels/k6labels"
@@ -147,4 +148,44 @@ func ExampleStreamClientInterceptor() {
 	}
 	k6grpc.StreamClientInterceptor()(ctx, &grpc.StreamDesc{ServerStreams: true}, nil, "/grpc.health.v1.Health/Watch", streamer)
 	// Output: [k6.name=Watch,k6.scenario=default,k6.test_run_id=123]
+}
+
+// Name each call by its gRPC method (grpc.Method) instead of the k6.name
+// sent: one k6_name value per method, whatever the script names its calls.
+func ExampleUnaryServerInterceptor_fullMethod() {
+	byMethod := k6labels.WithNameFunc(func(ctx context.Context, name string) string {
+		if m, ok := grpc.Method(ctx); ok {
+			return m
+		}
+		return name
+	})
+	// An interceptor after k6's shows what the handler gets.
+	show := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		printLabels(ctx)
+		return h(ctx, req)
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(k6grpc.UnaryServerInterceptor(byMethod), show))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	conn, err := k6grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(),
+		"baggage", "k6.scenario=default,k6.name=check the bike service")
+	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// k6_name=/grpc.health.v1.Health/Check
+	// k6_scenario=default
 }
