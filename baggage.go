@@ -76,11 +76,7 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 		}
 		// Skip empty list elements and the spaces around them in one tight
 		// loop: a line of commas must not cost a step per element.
-		i := 0
-		for i < len(s.line) && (s.line[i] == ',' || s.line[i] == ' ' || s.line[i] == '\t') {
-			i++
-		}
-		s.line = s.line[i:]
+		s.line = s.line[separators(s.line):]
 		if s.line == "" {
 			continue
 		}
@@ -114,6 +110,28 @@ func (s *scanner) next() (key, rawValue string, ok, more bool) {
 		}
 		return key, trimOWS(m[eq+1:]), true, true
 	}
+}
+
+// separators returns the length of the run of ',', ' ' and '\t' that s
+// starts with, eight bytes a step: a header of commas must cost no more
+// than one of members.
+func separators(s string) int {
+	const ones, lows, highs = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	// nonZero has the high bit of each byte of x that is not zero: the low
+	// seven bits plus 0x7f carry into the high bit unless all are zero.
+	nonZero := func(x uint64) uint64 { return ((x & lows) + lows | x) & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if nonZero(v^(ones*','))&nonZero(v^(ones*' '))&nonZero(v^(ones*'\t')) != 0 {
+			break
+		}
+	}
+	for i < len(s) && (s[i] == ',' || s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
 }
 
 // trimOWS removes the spaces and tabs the grammar allows around tokens.

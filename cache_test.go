@@ -7,12 +7,6 @@ import (
 	"testing"
 )
 
-// collected returns the labels collect makes of line under the defaults.
-func collected(line string) []label {
-	labels, _, _ := collect([]string{line}, &defaultConfig, nil)
-	return labels
-}
-
 // A line and its form without queries make the same labels, skip the same
 // members and are cut by the same limits: they may share a cache entry.
 func FuzzWithoutQueries(f *testing.F) {
@@ -36,8 +30,10 @@ func FuzzWithoutQueries(f *testing.F) {
 		if !cut {
 			return
 		}
-		want, wantSkip, wantCut := collect([]string{line}, &defaultConfig, nil)
-		got, gotSkip, gotCut := collect([]string{string(norm)}, &defaultConfig, nil)
+		var a, b arena
+		wantList, wantSkip, wantCut := collect([]string{line}, &defaultConfig, &a)
+		gotList, gotSkip, gotCut := collect([]string{string(norm)}, &defaultConfig, &b)
+		want, got := wantList.l[:wantList.n], gotList.l[:gotList.n]
 		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
 			t.Errorf("%q: labels %v (skipped %d, cut %v); without queries %q: %v (skipped %d, cut %v)",
 				line, want, wantSkip, wantCut, norm, got, gotSkip, gotCut)

@@ -91,25 +91,28 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 		}
 	}
 	if e == nil {
-		var buf [maxLabelsLimit]label
-		labels, skipped, truncated := collect(baggage, cfg, buf[:0])
+		var a arena // here, so that only a miss pays for zeroing it
+		list, skipped, truncated := collect(baggage, cfg, &a)
 		var set *labelSet
 		var dropped int
-		if len(labels) > 0 {
-			set, dropped = reg.set(cfg.key, labels)
+		if list.n > 0 {
+			set, dropped = reg.set(cfg.key, list.l[:list.n])
 		}
 		if set == nil {
 			reg.count(false, skipped+dropped, 0, truncated)
 			return nil, parent
 		}
-		e = &lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
+		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
+		e = &local // on the stack unless cached
 		if key != "" {
+			cached := local
 			// Only lines that make labels are cached, so that other
 			// baggage costs no allocation.
-			if e.line = key; !owned {
-				e.line = strings.Clone(key)
+			if cached.line = key; !owned {
+				cached.line = strings.Clone(key)
 			}
-			reg.storeLine(e)
+			reg.storeLine(&cached)
+			e = &cached
 		}
 	}
 	s = e.set
@@ -202,7 +205,9 @@ func withoutQueries(line string, buf []byte) ([]byte, bool) {
 // two keys that make the same label name count as the same key. Values are
 // decoded only once the last one of each name is known, so duplicates cost
 // no decoding.
-func collect(baggage []string, cfg *config, labels []label) (_ []label, skipped int, truncated bool) {
+func collect(baggage []string, cfg *config, a *arena) (labels labelList, skipped int, truncated bool) {
+	// labels is indexed as an array, never through a slice, so that the
+	// strings in it (and a) stay on the stack.
 	sc := newScanner(baggage)
 	var nameBuf [maxNameBytes]byte
 	for {
@@ -222,43 +227,55 @@ func collect(baggage []string, cfg *config, labels []label) (_ []label, skipped 
 			continue
 		}
 		i := 0
-		for i < len(labels) && labels[i].name < string(name) {
+		for i < labels.n && labels.l[i].name < string(name) {
 			i++
 		}
-		if i < len(labels) && labels[i].name == string(name) {
-			labels[i].value = raw
+		if i < labels.n && labels.l[i].name == string(name) {
+			labels.l[i].value = raw
 			continue
 		}
-		if len(labels) == cfg.maxLabels {
+		if labels.n == cfg.maxLabels {
 			skipped++
 			continue
 		}
-		labels = append(labels, label{})
-		copy(labels[i+1:], labels[i:])
-		labels[i] = label{internName(name), raw}
+		for j := labels.n; j > i; j-- {
+			labels.l[j] = labels.l[j-1]
+		}
+		labels.l[i] = label{internName(name, a), raw}
+		labels.n++
 	}
 	// Empty values and k6's "undefined" are dropped only now, so that they
 	// still replace an earlier value of the same key.
-	kept := labels[:0]
-	for _, lb := range labels {
-		lb.value = labelValue(lb.name, lb.value, cfg.maxValueBytes, cfg.keepQuery)
+	n := 0
+	for i := range labels.n {
+		lb := labels.l[i]
+		lb.value = labelValue(lb.name, lb.value, cfg.maxValueBytes, cfg.keepQuery, a)
 		if lb.value != "" && lb.value != undefinedValue {
-			kept = append(kept, lb)
+			labels.l[n] = lb
+			n++
 		}
 	}
-	return kept, skipped, sc.truncated
+	labels.n = n
+	return labels, skipped, sc.truncated
+}
+
+// A labelList is the labels of one request, sorted by name, in
+// l[:n].
+type labelList struct {
+	n int
+	l [maxLabelsLimit]label
 }
 
 // internName returns name as a string, without allocating for the names k6
-// sends. Other names are copied: the label set built from them copies them
-// again, but this is not the cached path.
-func internName(name []byte) string {
+// sends. Other names are copied into a: the label set built from them copies
+// them again, but this is not the cached path.
+func internName(name []byte, a *arena) string {
 	for _, n := range k6Names {
 		if string(name) == n {
 			return n
 		}
 	}
-	return string(name)
+	return a.string(name)
 }
 
 // hasLabels reports whether ctx carries any pprof label.
@@ -378,5 +395,6 @@ func LabelValue(key, value string, opts ...Option) string {
 	if !ok {
 		return cleanValue(decodeValue(value), c.maxValueBytes)
 	}
-	return labelValue(string(name), value, c.maxValueBytes, c.keepQuery)
+	var a arena
+	return strings.Clone(labelValue(string(name), value, c.maxValueBytes, c.keepQuery, &a))
 }

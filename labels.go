@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // OverflowValue replaces a label value once its label name has reached the
@@ -84,7 +85,7 @@ func cutQuery(s string) string {
 // the path), after decoding when only the decoded value is one (a URL sent
 // whole through encodeURIComponent). Work is bounded by maxBytes, not by the
 // length of raw.
-func labelValue(name, raw string, maxBytes int, keepQuery bool) string {
+func labelValue(name, raw string, maxBytes int, keepQuery bool, a *arena) string {
 	isName := name == "k6_name" && !keepQuery
 	if isName && looksLikeURL(raw) {
 		raw, isName = cutQuery(raw), false
@@ -92,7 +93,7 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool) string {
 	if isPlain(raw) {
 		return raw[:min(len(raw), maxBytes)]
 	}
-	v := decodeClean(raw, maxBytes)
+	v := decodeClean(raw, maxBytes, a)
 	if isName && looksLikeURL(v) {
 		v = cutQuery(v)
 	}
@@ -104,20 +105,49 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool) string {
 // does. Every decoded byte makes at least one byte of the result, so
 // maxBytes+3 decoded bytes always suffice (3: the rest of a character that
 // starts before the cut).
-func decodeClean(raw string, maxBytes int) string {
-	var buf [maxValueBytesLimit + utf8.UTFMax]byte
-	b := buf[:0]
-	limit := maxBytes + utf8.UTFMax - 1
-	for i := 0; i < len(raw) && len(b) < limit; i++ {
+func decodeClean(raw string, maxBytes int, a *arena) string {
+	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
+	var classes byte // of every decoded byte, ORed
+	n := 0
+	for i := 0; i < len(raw) && n < len(buf); n++ {
 		c := raw[i]
-		if c == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
-			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
-			i += 2
+		i++
+		if c == '%' && i+1 < len(raw) {
+			if h, l := unhexTable[raw[i]], unhexTable[raw[i+1]]; h|l < 16 {
+				c = h<<4 | l
+				i += 2
+			}
 		}
-		b = append(b, c)
+		buf[n] = c
+		classes |= byteClass[c]
 	}
-	return cleanBytes(b, maxBytes)
+	if classes == 0 { // printable ASCII: only cut
+		return a.string(buf[:min(n, maxBytes)])
+	}
+	return cleanBytes(buf[:n], maxBytes, a)
 }
+
+// byteClass is 0 for printable ASCII, non-zero for the bytes cleanBytes
+// must look at.
+var byteClass = func() (t [256]byte) {
+	for c := range t {
+		if c < 0x20 || c >= 0x7f {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// unhexTable maps a hex digit to its value and every other byte to 0xff.
+var unhexTable = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 0xff
+		if isHex(byte(c)) {
+			t[c] = unhex(byte(c))
+		}
+	}
+	return t
+}()
 
 // cleanValue makes s a valid label value: valid UTF-8 without control
 // characters (each invalid byte and each control character becomes U+FFFD),
@@ -126,12 +156,18 @@ func cleanValue(s string, maxBytes int) string {
 	if isPlain(s) {
 		return s[:min(len(s), maxBytes)]
 	}
-	return cleanBytes([]byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)]), maxBytes)
+	var a arena
+	return strings.Clone(cleanBytes([]byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)]), maxBytes, &a))
 }
 
-func cleanBytes(b []byte, maxBytes int) string {
-	var buf [maxValueBytesLimit]byte
-	out := buf[:0]
+// cleanBytes is cleanValue for bytes b that may be reused, with the result
+// in a. Valid UTF-8 without control characters, the common case, is only
+// cut; anything else is rewritten rune by rune.
+func cleanBytes(b []byte, maxBytes int, a *arena) string {
+	if n, ok := cleanPrefix(b, maxBytes); ok {
+		return a.string(b[:n])
+	}
+	out := a.reserve(maxBytes)
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		b = b[size:]
@@ -143,7 +179,87 @@ func cleanBytes(b []byte, maxBytes int) string {
 		}
 		out = utf8.AppendRune(out, r)
 	}
-	return string(out)
+	return a.commit(out)
+}
+
+// arenaBytes is what an arena holds before it allocates: the values and
+// names of a request at the default limits.
+const arenaBytes = DefaultMaxLabels * (DefaultMaxValueBytes + 32)
+
+// An arena holds the strings decoded for one request's labels, on the
+// stack of the request's goroutine unless they outgrow it. Label sets copy
+// what they keep, so nothing made here outlives the request. Bytes handed
+// out are never written again.
+type arena struct {
+	used    int // bytes of store handed out
+	store   [arenaBytes]byte
+	heap    []byte                                 // once store is full: handed out, then room
+	scratch [maxValueBytesLimit + utf8.UTFMax]byte // a value being decoded
+}
+
+// string returns a copy of b.
+func (a *arena) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return a.commit(append(a.reserve(len(b)), b...))
+}
+
+// reserve returns an empty slice with room for n bytes after the bytes
+// handed out; commit hands out what was appended to it within that room.
+func (a *arena) reserve(n int) []byte {
+	if a.heap == nil && a.used+n <= len(a.store) {
+		return a.store[a.used:a.used:len(a.store)]
+	}
+	if cap(a.heap)-len(a.heap) < n {
+		a.heap = make([]byte, 0, max(n, 2*cap(a.heap), len(a.store)))
+	}
+	return a.heap[len(a.heap):len(a.heap)]
+}
+
+// commit hands out b, which reserve returned and was appended to.
+func (a *arena) commit(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if a.heap == nil {
+		a.used += len(b)
+	} else {
+		a.heap = a.heap[:len(a.heap)+len(b)]
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// cleanPrefix returns the length of the longest prefix of b of at most
+// maxBytes that ends on a character boundary, and whether b up to that cut
+// is valid UTF-8 without control characters (C0, DEL, C1): then b[:n] is
+// what rewriting b rune by rune would make.
+func cleanPrefix(b []byte, maxBytes int) (int, bool) {
+	n := len(b)
+	if n > maxBytes {
+		// Cut at maxBytes, or before a character that starts before it
+		// and ends after it.
+		n = maxBytes
+		start := n
+		for start > 0 && n-start < utf8.UTFMax-1 && b[start]&0xc0 == 0x80 {
+			start--
+		}
+		if r, size := utf8.DecodeRune(b[start:]); (r != utf8.RuneError || size > 1) && start+size > maxBytes {
+			n = start
+		}
+	}
+	b = b[:n]
+	if !utf8.Valid(b) {
+		return 0, false
+	}
+	// Valid UTF-8: C0 and DEL are single bytes, C1 (U+0080-U+009F) is
+	// 0xc2 followed by 0x80-0x9f.
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == 0x7f || c == 0xc2 && b[i+1] < 0xa0 {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // A labelSet is one distinct set of k6 labels, built once and shared by every
@@ -176,50 +292,58 @@ type renaming struct {
 // limit are left out, the least important first, so that [Baggage] always
 // fits; it returns how many.
 func newLabelSet(labels []label, cfg, hash uint64) (_ *labelSet, dropped int) {
-	labels, dropped = fitBaggage(labels)
-	if len(labels) == 0 {
+	keep, dropped := fitBaggage(labels)
+	if len(labels) == dropped {
 		return nil, dropped
 	}
 	n := 0
-	for _, l := range labels {
-		n += len(l.name) + len(l.value)
+	for i, l := range labels {
+		if keep[i] {
+			n += len(l.name) + len(l.value)
+		}
 	}
 	var sb strings.Builder
 	sb.Grow(n)
-	for _, l := range labels {
-		sb.WriteString(l.name)
-		sb.WriteString(l.value)
+	for i, l := range labels {
+		if keep[i] {
+			sb.WriteString(l.name)
+			sb.WriteString(l.value)
+		}
 	}
 	all := sb.String() // one copy for every string of the set
-	s := &labelSet{labels: make([]label, len(labels)), cfg: cfg, hash: hash}
-	kv := make([]string, 0, 2*len(labels))
+	s := &labelSet{labels: make([]label, 0, len(labels)-dropped), cfg: cfg, hash: hash}
+	kv := make([]string, 0, 2*cap(s.labels))
 	off := 0
 	for i, l := range labels {
+		if !keep[i] {
+			continue
+		}
 		name := all[off : off+len(l.name)]
 		off += len(l.name)
 		value := all[off : off+len(l.value)]
 		off += len(l.value)
-		s.labels[i] = label{name, value}
+		s.labels = append(s.labels, label{name, value})
 		kv = append(kv, name, value)
 	}
 	s.set = pprof.Labels(kv...)
 	s.ctx = pprof.WithLabels(context.Background(), s.set)
-	s.size = 256 + 3*n + 64*len(labels) // strings, the pprof copies, headers
+	s.size = 256 + 3*n + 64*len(s.labels) // strings, the pprof copies, headers
 	return s, dropped
 }
 
-// fitBaggage returns labels without those that would make their encoded
-// baggage longer than MaxBaggageBytes: the three k6 names are kept first,
-// then the others in name order. It keeps the order of labels.
-func fitBaggage(labels []label) ([]label, int) {
+// fitBaggage reports which of labels to keep, and how many not to, so that
+// their encoded baggage is at most MaxBaggageBytes: the three k6 names are
+// kept first, then the others in name order.
+func fitBaggage(labels []label) (keep [maxLabelsLimit]bool, dropped int) {
 	size := -1 // no ',' before the first member
-	for _, l := range labels {
+	for i, l := range labels {
 		size += 1 + memberLen(l)
+		keep[i] = true
 	}
 	if size <= MaxBaggageBytes {
-		return labels, 0
+		return keep, 0
 	}
-	var keep [maxLabelsLimit]bool
+	keep = [maxLabelsLimit]bool{}
 	size = -1
 	for pass := range 2 {
 		for i, l := range labels {
@@ -232,13 +356,13 @@ func fitBaggage(labels []label) ([]label, int) {
 			}
 		}
 	}
-	kept := labels[:0:0]
-	for i, l := range labels {
-		if keep[i] {
-			kept = append(kept, l)
+	dropped = 0
+	for i := range labels {
+		if !keep[i] {
+			dropped++
 		}
 	}
-	return kept, len(labels) - len(kept)
+	return keep, dropped
 }
 
 func isK6Name(name string) bool {

@@ -1,0 +1,123 @@
+package k6labels
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// craftedHeaders are 8 KB baggage headers built to be expensive, next to the
+// ordinary ones they are compared with (issue: no header costs more than 3×
+// a plain 8 KB header, and allocates no more than the worst ordinary one).
+func craftedHeaders() []struct {
+	name     string
+	ordinary bool
+	lines    []string
+} {
+	fill := func(member string) string { // as many copies as fit in 8 KB
+		n := (MaxBaggageBytes + 1) / (len(member) + 1)
+		return strings.TrimSuffix(strings.Repeat(member+",", n), ",")
+	}
+	maxValue := strings.Repeat("%C3%A9", maxValueBytesLimit/2)
+	var maxLabels []string
+	for i := range DefaultMaxLabels {
+		maxLabels = append(maxLabels, "k6."+string(rune('a'+i))+"="+strings.Repeat("%C3%A9", 170))
+	}
+	var lines64 []string
+	for range 64 {
+		lines64 = append(lines64, "k6.scenario=s")
+	}
+	return []struct {
+		name     string
+		ordinary bool
+		lines    []string
+	}{
+		{"plain8k", true, []string{fill("other=" + strings.Repeat("v", 120))}},
+		{"k6plain8k", true, []string{"k6.test_run_id=1,k6.scenario=s,k6.name=" + strings.Repeat("n", 200) + "," + fill("other="+strings.Repeat("v", 120))}},
+		{"jslib", true, []string{"k6.test_run_id=123,k6.scenario=default,k6.name=http://h:1/car"}},
+		// A script's own tags, sent raw (UTF-8 as is) as k6 does, and
+		// other members after them.
+		{"k6tags8k", true, []string{"k6.test_run_id=123,k6.scenario=default,k6.name=http://h:1/café,k6.group=::checkout,k6.city=Zürich," + fill("other="+strings.Repeat("v", 120))}},
+		{"dupKeysFF", false, []string{fill("k6.a=" + strings.Repeat("%FF", 40))}},
+		{"oneValueFF", false, []string{"k6.a=" + strings.Repeat("%FF", (MaxBaggageBytes-5)/3)}},
+		{"commas", false, []string{strings.Repeat(",", MaxBaggageBytes)}},
+		{"maxLabels", false, []string{strings.Join(maxLabels, ",")}},
+		{"maxValueUTF8", false, []string{"k6.a=" + maxValue}},
+		{"lines64", false, lines64},
+		{"manyNames", false, []string{fill("k6.x" + strings.Repeat("y", 20) + "=v")}},
+	}
+}
+
+func BenchmarkCrafted(b *testing.B) {
+	l := NewLabeler(WithRegistry(NewRegistry(DefaultWindow)))
+	for _, h := range craftedHeaders() {
+		b.Run("header="+h.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Context(ctx, h.lines)
+			}
+		})
+	}
+}
+
+// TestCraftedAllocs: no crafted header allocates more than the worst
+// ordinary one.
+func TestCraftedAllocs(t *testing.T) {
+	l := NewLabeler(WithRegistry(NewRegistry(DefaultWindow)))
+	ctx := context.Background()
+	worst := 0.0
+	hs := craftedHeaders()
+	allocs := make([]float64, len(hs))
+	for i, h := range hs {
+		allocs[i] = testing.AllocsPerRun(50, func() { l.Context(ctx, h.lines) })
+		if h.ordinary {
+			worst = max(worst, allocs[i])
+		}
+	}
+	for i, h := range hs {
+		t.Logf("%s: %.0f allocs", h.name, allocs[i])
+		if allocs[i] > worst {
+			t.Errorf("%s: %.0f allocs, the worst ordinary header makes %.0f", h.name, allocs[i], worst)
+		}
+	}
+}
+
+// cleanRunes is cleanBytes without its fast path: every rune rewritten.
+func cleanRunes(b []byte, maxBytes int) string {
+	var out []byte
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			r = utf8.RuneError
+		}
+		if len(out)+utf8.RuneLen(r) > maxBytes {
+			break
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return string(out)
+}
+
+// FuzzCleanBytes: the fast path gives what rewriting every rune gives.
+func FuzzCleanBytes(f *testing.F) {
+	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80"} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, maxBytes int) {
+		maxBytes = minValueBytes + abs(maxBytes)%64
+		var a arena
+		if got, want := cleanBytes(b, maxBytes, &a), cleanRunes(b, maxBytes); got != want {
+			t.Fatalf("cleanBytes(%q, %d) = %q, want %q", b, maxBytes, got, want)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -(n + 1)
+	}
+	return n
+}
