@@ -165,7 +165,7 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	)
 	if o.pyroscope != "" {
 		fmt.Fprintf(w, ", pushed to %s as %s\n", o.pyroscope, o.app)
-		if push, err = startPush(o.pyroscope, o.app, 0, nil); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, nil); err != nil {
 			return fmt.Errorf("pyroscope: %w", err)
 		}
 	} else {
@@ -265,7 +265,7 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 	w = &lockedWriter{w: w}
 	var push *pusher
 	if o.pyroscope != "" {
-		if push, err = startPush(o.pyroscope, o.app, 0, w); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, w); err != nil {
 			srv.Close()
 			return fmt.Errorf("pyroscope: %w", err)
 		}

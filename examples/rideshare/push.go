@@ -27,10 +27,11 @@ type pusher struct {
 	tee      *teeClient
 }
 
-// startPush starts pyroscope-go, pushing to serverURL under app. If progress
+// startPush starts pyroscope-go, pushing to serverURL under app at
+// pyroscope-go's default upload rate. If progress
 // is not nil, a line is written to it after each upload with its outcome and
 // the counts so far.
-func startPush(serverURL, app string, uploadRate time.Duration, progress io.Writer) (*pusher, error) {
+func startPush(serverURL, app string, progress io.Writer) (*pusher, error) {
 	tee := &teeClient{progress: progress, next: &http.Client{
 		Timeout: 30 * time.Second,
 		// As pyroscope-go's own client: a redirect would drop credentials.
@@ -39,7 +40,6 @@ func startPush(serverURL, app string, uploadRate time.Duration, progress io.Writ
 	p, err := pyroscope.Start(pyroscope.Config{
 		ApplicationName: app,
 		ServerAddress:   serverURL,
-		UploadRate:      uploadRate,
 		HTTPClient:      tee,
 		Logger:          tee,
 	})

@@ -69,7 +69,7 @@ func TestPushToPyroscope(t *testing.T) {
 	}
 	defer is.Close()
 
-	push, err := startPush(is.URL, "rideshare.test", 0, nil)
+	push, err := startPush(is.URL, "rideshare.test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestUploadProgress(t *testing.T) {
 			}
 			defer is.Close()
 			var progress syncBuffer
-			push, err := startPush(is.URL, "progress.test", 0, &progress)
+			push, err := startPush(is.URL, "progress.test", &progress)
 			if err != nil {
 				t.Fatal(err)
 			}
