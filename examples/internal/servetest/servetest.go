@@ -5,10 +5,14 @@
 package servetest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
+	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -152,4 +156,54 @@ func CheckProfile(t testing.TB, url string) {
 		}
 	}
 	profiletest.CheckLabels(t, p, 256)
+}
+
+// Upload posts a multipart form with one file of size bytes to url and
+// waits for the answer (or the closed connection of a panicking handler).
+func Upload(t testing.TB, url, baggage string, size int) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", "big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fw.Write(bytes.Repeat([]byte{'x'}, size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if baggage != "" {
+		req.Header.Set("Baggage", baggage)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// WaitEmpty fails unless dir becomes empty. It waits a little because
+// net/http removes the form of the request it handed out after the handler
+// returns, which may be after the client has its answer.
+func WaitEmpty(t testing.TB, dir, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d multipart files left in the temp dir", what, len(entries))
+		}
+	}
 }
