@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
@@ -206,10 +207,31 @@ func TestPyroscopeDiff(t *testing.T) {
 	if checked != 3 {
 		t.Errorf("%d name rows checked (by URL path: /car, /scooter, /bike), want 3:\n%s", checked, out)
 	}
-	for _, f := range []string{"d.before.pb.gz", "d.after.pb.gz"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s: %v", f, err)
+	// Pyroscope's profiles carry no labels, so no -tagfocus: the files are
+	// the worst row's own merged profiles, one row of the README in each run.
+	var totals [2]float64
+	for i, f := range []string{"d.before.pb.gz", "d.after.pb.gz"} {
+		fh, err := os.Open(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
 		}
+		p, err := profile.Parse(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, s := range p.Sample {
+			totals[i] += float64(s.Value[0]) / 1e9
+		}
+	}
+	found := false
+	for key, b := range pyrReadme["fx1"] {
+		if pyrClose(totals[0], b.cpu) && pyrClose(totals[1], pyrReadme["fx2"][key].cpu) {
+			found = true
+		}
+	}
+	if !found || strings.Contains(errOut, "-tagfocus") {
+		t.Errorf("written profiles hold %.2f s and %.2f s: no row of the README; stderr %q", totals[0], totals[1], errOut)
 	}
 	if !strings.Contains(errOut, "go tool pprof -http=localhost:0 -diff_base=") {
 		t.Errorf("stderr lacks the pprof command: %q", errOut)
