@@ -579,3 +579,30 @@ func TestFixturesExist(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHeaders: every request is a Connect POST with the tenant header when
+// WithTenant is given.
+func TestHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Clone()
+		h.Set("X-Method", r.Method)
+		got <- h
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}"))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	c := newClient(t, "http://"+ln.Addr().String(), pyroscope.WithTenant("team-a"))
+	if _, err := c.LabelNames(context.Background(), q(sel())); err != nil {
+		t.Fatal(err)
+	}
+	h := <-got
+	if h.Get("X-Scope-OrgID") != "team-a" || h.Get("Connect-Protocol-Version") != "1" || h.Get("Content-Type") != "application/json" || h.Get("X-Method") != "POST" {
+		t.Errorf("headers %v", h)
+	}
+}
