@@ -141,6 +141,12 @@ type side struct {
 
 // load reads the k6 results and profiles of one run and makes its report.
 func (c *common) load(ctx context.Context, s side, opts report.Options) (*report.Report, error) {
+	switch {
+	case c.pyroscope != "" && len(s.profiles) > 0:
+		return nil, c.bad("give either --pyroscope or pprof profiles, not both")
+	case c.pyroscope == "" && len(s.profiles) == 0:
+		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
+	}
 	if s.k6 != "" {
 		k, err := k6results.ReadFile(s.k6)
 		if err != nil {
@@ -152,8 +158,6 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	opts.Progress = c.progress()
 	var src report.Source
 	switch {
-	case c.pyroscope != "" && len(s.profiles) > 0:
-		return nil, c.bad("give either --pyroscope or pprof profiles, not both")
 	case c.pyroscope != "":
 		start, end, err := c.window(opts.K6)
 		if err != nil {
@@ -174,8 +178,6 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		if src, err = report.NewProfileSource(name, ps...); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
 	}
 	return report.New(ctx, src, opts)
 }

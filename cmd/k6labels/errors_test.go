@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -110,6 +111,15 @@ func TestErrorMessages(t *testing.T) {
 		named.WriteString(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"` + n + `","scenario":"rush_hour"}}}` + "\n")
 	}
 	otherNames := writeGz(t, dir, "named.json.gz", named.String())
+	// A few requests of each of the fx4 run's routes, for the cases that
+	// need k6 results but not the whole run.
+	var few strings.Builder
+	for _, r := range [][2]string{{"rush_hour", "/car"}, {"rush_hour", "/scooter"}, {"off_peak", "/scooter"}, {"off_peak", "/bike"}, {"off_peak", "/"}} {
+		for i := range 50 {
+			fmt.Fprintf(&few, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"http://127.0.0.1:18080%s?vehicle_id=%d","scenario":"%s"}}}`+"\n", r[1], i, r[0])
+		}
+	}
+	smallK6 := writeGz(t, dir, "few.json.gz", few.String())
 	notProfile := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notProfile, []byte("not a profile\n"), 0o644)
 
@@ -126,12 +136,12 @@ func TestErrorMessages(t *testing.T) {
 		want []string // substrings of stderr, in any order
 	}{
 		// Unreachable /debug/pprof/profile URL.
-		{"unreachable", []string{"report", "--k6", k6, down}, exitError,
+		{"unreachable", []string{"report", "--k6", smallK6, down}, exitError,
 			[]string{"reading profile", "connection refused", "is the service running and serving /debug/pprof/?"}},
 		{"not found", []string{"report", notFound.URL + "/debug/pprof/profile"}, exitError,
 			[]string{"404 Not Found", "/debug/pprof/profile once it imports net/http/pprof"}},
 		// Not a CPU profile: a file and a URL.
-		{"heap file", []string{"report", "--k6", k6, heap}, exitError,
+		{"heap file", []string{"report", "--k6", smallK6, heap}, exitError,
 			[]string{"not a CPU profile", "alloc_objects/count", "give a CPU profile (/debug/pprof/profile, not /debug/pprof/heap or allocs)"}},
 		{"heap URL", []string{"report", heapSrv.URL}, exitError,
 			[]string{"not a CPU profile", "inuse_space/bytes", "give a CPU profile"}},
@@ -162,15 +172,17 @@ func TestErrorMessages(t *testing.T) {
 		{"by", []string{"report", "--by", "route", cpu}, exitUsage, []string{`unknown grouping "route": use run, scenario, name or scenario+name`}},
 		{"no profiles", []string{"report", "--k6", k6}, exitUsage, []string{"no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME"}},
 		{"pyroscope without service", []string{"report", "--pyroscope", "http://" + closedPort(t)}, exitUsage, []string{"--pyroscope needs --service"}},
+		{"pyroscope and profiles", []string{"report", "--pyroscope", "http://" + closedPort(t), "--service", "s", cpu}, exitUsage,
+			[]string{"give either --pyroscope or pprof profiles, not both"}},
 		{"service without pyroscope", []string{"report", "--service", "x", cpu}, exitUsage, []string{"--service is for --pyroscope"}},
 		{"diff one side", []string{"diff", "--profile", cpu}, exitUsage, []string{"give the profiles of both runs (--base-profile and --profile)"}},
 		{"diff arguments", []string{"diff", cpu, cpu}, exitUsage, []string{"unexpected arguments", "give profiles with --base-profile and --profile"}},
 		{"fail-above", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "ten"}, exitUsage, []string{`--fail-above "ten": want a percentage such as 10%`}},
 		{"alpha", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--alpha", "5"}, exitUsage, []string{"--alpha 5: want a rate between 0 and 1, such as 0.05"}},
 		{"match", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--match", "host"}, exitUsage, []string{`--match "host": use path or name`}},
-		{"normalize", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", k6, "--k6", k6, "--normalize", "mean", "--write-profiles", ""}, exitError,
+		{"normalize", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", smallK6, "--k6", smallK6, "--normalize", "mean", "--write-profiles", ""}, exitError,
 			[]string{`unknown method "mean": use median, total, none or row:KEY`}},
-		{"control row", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", k6, "--k6", k6, "--normalize", "row:/health", "--write-profiles", ""}, exitError,
+		{"control row", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", smallK6, "--k6", smallK6, "--normalize", "row:/health", "--write-profiles", ""}, exitError,
 			[]string{`--normalize row:/health: no row "/health" in both runs; the k6_name rows are /car, /scooter, /bike, /`}},
 		{"runs without pyroscope", []string{"runs"}, exitUsage, []string{"runs needs --pyroscope URL and --service NAME"}},
 		{"start", []string{"runs", "--pyroscope", "http://" + closedPort(t), "--service", "s", "--start", "yesterday"}, exitUsage,

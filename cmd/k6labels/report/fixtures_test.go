@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,13 +63,22 @@ func fxProfile(t testing.TB, rel string) *profile.Profile {
 	return p
 }
 
-// fxK6 reads fixture k6 results with the k6results package.
+// fxK6Cache holds the fixture k6 results read so far: reading them is
+// the slow part of these tests under the race detector.
+var fxK6Cache sync.Map
+
+// fxK6 reads fixture k6 results with the k6results package, once per
+// file; the results are only read by the tests.
 func fxK6(t testing.TB, rel string) *k6results.Results {
 	t.Helper()
+	if k, ok := fxK6Cache.Load(rel); ok {
+		return k.(*k6results.Results)
+	}
 	k, err := k6results.ReadFile(filepath.Join(fxDir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
+	fxK6Cache.Store(rel, k)
 	return k
 }
 

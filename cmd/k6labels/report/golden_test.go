@@ -159,7 +159,7 @@ func TestGoldenDiffCostlier(t *testing.T) {
 
 // TestGoldenRuns: the runs table of the recorded Pyroscope window.
 func TestGoldenRuns(t *testing.T) {
-	ms := func(v int64) time.Time { return time.UnixMilli(v) }
+	ms := time.UnixMilli
 	runs := []report.Run{
 		{ID: "fx1", First: ms(1796234565000), Last: ms(1796234565000), CPU: 23770 * time.Millisecond},
 		{ID: "fx2", First: ms(1796234565000), Last: ms(1796234595000), CPU: 23090 * time.Millisecond},
