@@ -6,7 +6,7 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet lint fmt-check fuzz bench bench-compare ci demo-smoke soak \
+.PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk ci demo-smoke soak \
 	test-gowork-off test-go1.27 release release-check consumer-check
 
 ## test: run every module's tests with the race detector.
@@ -54,10 +54,45 @@ BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6
 bench:
 	go test -run '^$$' -bench . -benchmem -count 10 . | tee bench.txt
 
-## bench-compare: the README's performance table: k6labels against the x/k6-like baseline, in one run.
+# Rounds and time per benchmark of bench-compare (docs/performance.md).
+BENCH_ROUNDS ?= 10
+BENCH_TIME ?= 500ms
+BENCH_OUT ?= bench-out
+
+## bench-compare: docs/performance.md's tables in one run: BENCH_ROUNDS
+## interleaved rounds of each test binary (the bench module against the
+## x/k6-like baseline, the -cpu 1,2,4,8 scaling, the root and k6grpc rows),
+## raw output in BENCH_OUT, then benchstat.
 bench-compare:
-	cd bench && go test -run '^$$' -bench . -benchmem -count 10 . > ../bench.txt
-	$(BENCHSTAT) -filter '/impl:(baseline OR k6labels)' -col /impl -row /header bench.txt
+	@set -e; mkdir -p $(BENCH_OUT); \
+	(cd bench && go test -c -o $(CURDIR)/$(BENCH_OUT)/bench.test .); \
+	go test -c -o $(BENCH_OUT)/root.test .; \
+	(cd k6grpc && go test -c -o $(CURDIR)/$(BENCH_OUT)/k6grpc.test .); \
+	rm -f $(BENCH_OUT)/*.txt; \
+	for i in $$(seq $(BENCH_ROUNDS)); do echo "round $$i of $(BENCH_ROUNDS)"; \
+		$(BENCH_OUT)/bench.test -test.run '^$$' -test.bench 'Handler|Mux|Unary' -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/compare.txt; \
+		$(BENCH_OUT)/bench.test -test.run '^$$' -test.bench 'Parallel' -test.cpu 1,2,4,8 -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/parallel.txt; \
+		$(BENCH_OUT)/root.test -test.run '^$$' -test.bench 'Counters|LabelsNames' -test.cpu 1,2,4,8 -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/root.txt; \
+		$(BENCH_OUT)/k6grpc.test -test.run '^$$' -test.bench 'UnaryServerInterceptor' -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/k6grpc.txt; \
+	done
+	$(MAKE) --no-print-directory bench-tables
+
+## bench-tables: benchstat tables of the output bench-compare left in BENCH_OUT.
+bench-tables:
+	@cd $(BENCH_OUT) && \
+	$(BENCHSTAT) -filter '.name:Handler' -col '/impl@(baseline k6labels bare)' -row /header compare.txt && \
+	$(BENCHSTAT) -filter '.name:Mux' -col '/impl@(k6labels k6labels-servemux k6labels-route k6labels-formatter baseline bare)' -row /traffic compare.txt && \
+	$(BENCHSTAT) -filter '.name:Unary' -col '/impl@(baseline k6labels)' -row /header compare.txt && \
+	$(BENCHSTAT) -col '/impl@(baseline k6labels)' -row '/header /gomaxprocs' parallel.txt && \
+	$(BENCHSTAT) -filter '.name:Counters' -col '/impl@(shared striped)' -row /gomaxprocs root.txt && \
+	$(BENCHSTAT) -filter '.name:LabelsNames' -row '/names /gomaxprocs' root.txt && \
+	$(BENCHSTAT) k6grpc.txt
+
+## bench-wrk: throughput of a null handler bare, with k6labels and with the
+## baseline under wrk, server and wrk pinned to different cores (needs wrk:
+## apt-get install wrk; skips without it). Not run by CI.
+bench-wrk:
+	bash bench/wrk.sh
 
 ## demo-smoke: the README's first command, shortened: fails unless it prints the CPU table.
 demo-smoke:

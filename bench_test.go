@@ -1,15 +1,18 @@
 package k6labels
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
-// jslibHeader is what k6's http-instrumentation-pyroscope sends.
-const jslibHeader = "k6.test_run_id=123456, k6.scenario=default, k6.name=http://localhost:5000/bike?id=3"
+// jslibHeader is what k6's http-instrumentation-pyroscope 1.0.2 sends.
+const jslibHeader = "k6.test_run_id=123456,k6.scenario=default,k6.name=http://localhost:5000/bike?id=3"
 
 func benchmarkHandler(b *testing.B, lines []string) {
 	h := LabelsFromBaggageHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -34,5 +37,88 @@ func BenchmarkHandler(b *testing.B) {
 		benchmarkHandler(b, []string{"userId=alice,serverNode=DF%2028,isProduction=false"})
 	})
 	b.Run("Jslib", func(b *testing.B) { benchmarkHandler(b, []string{jslibHeader}) })
-	b.Run("Members64", func(b *testing.B) { benchmarkHandler(b, []string{strings.Join(many, ", ")}) })
+	b.Run("Members64", func(b *testing.B) { benchmarkHandler(b, []string{strings.Join(many, ",")}) })
+}
+
+// names returns n jslib headers, each with a k6.name of its own.
+func names(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "k6.test_run_id=123456,k6.scenario=default,k6.name=http://localhost:5000/bike/" + strconv.Itoa(i)
+	}
+	return out
+}
+
+// BenchmarkLabelsNames labels headers with n distinct k6.name values in
+// turn through Labeler.Labels, and reports the share of them that the line
+// cache does not hold after two warm rounds ("miss/line"): those are parsed
+// again on every request.
+func BenchmarkLabelsNames(b *testing.B) {
+	for _, n := range []int{100, 500, 1000} {
+		b.Run("names="+strconv.Itoa(n), func(b *testing.B) {
+			l := NewLabeler(WithRegistry(NewRegistry(0)))
+			lines := names(n)
+			ctx := context.Background()
+			for range 2 {
+				for _, line := range lines {
+					l.Labels(ctx, []string{line})
+				}
+			}
+			cfg := l.config()
+			missed := 0
+			for _, line := range lines {
+				if cfg.reg().line(cfg.key, line) == nil {
+					missed++
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, ok := l.Labels(ctx, lines[i:i+1]); !ok {
+					b.Fatal("not labelled")
+				}
+				if i++; i == n {
+					i = 0
+				}
+			}
+			b.ReportMetric(float64(missed)/float64(n), "miss/line")
+		})
+	}
+}
+
+// BenchmarkCounters counts one labelled request from every P at once (run
+// with -cpu 1,2,4,8): "striped" is the Registry's counters, "shared" one
+// atomic counter that every core writes, for comparison.
+func BenchmarkCounters(b *testing.B) {
+	b.Run("impl=striped", func(b *testing.B) {
+		r := NewRegistry(0)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r.count(true, 0, 0, false)
+			}
+		})
+		if got := r.Stats().Labelled; got != uint64(b.N) {
+			b.Fatalf("counted %d, want %d", got, b.N)
+		}
+	})
+	b.Run("impl=shared", func(b *testing.B) {
+		var n atomic.Uint64
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				n.Add(1)
+			}
+		})
+	})
+}
+
+// TestLabelledRequestSize: a labelled request is one allocation of the
+// request copy and its context together; it can be no smaller than the
+// request itself.
+func TestLabelledRequestSize(t *testing.T) {
+	req, all := unsafe.Sizeof(http.Request{}), unsafe.Sizeof(labelledRequest{})
+	if all != req+unsafe.Sizeof(labelledContext{}) {
+		t.Errorf("labelledRequest is %d B, want the request's %d B and the context's %d B", all, req, unsafe.Sizeof(labelledContext{}))
+	}
+	t.Logf("http.Request %d B, labelledContext %d B, labelledRequest %d B", req, unsafe.Sizeof(labelledContext{}), all)
 }

@@ -1,11 +1,3 @@
-// Package bench compares the k6labels middleware with a baseline that does
-// what pyroscope-go's x/k6 middleware does. It is its own module so that the
-// root module does not depend on OpenTelemetry.
-//
-// Run from this directory:
-//
-//	go test -run '^$' -bench . -benchmem -count 10 > bench.txt
-//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl bench.txt
 package bench
 
 import (
@@ -14,20 +6,52 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/k6labels/k6labels"
 )
 
-// headers are the cases of the README's performance table.
-var headers = []struct {
+// jslib is the header k6's http-instrumentation-pyroscope 1.0.2 sends for an
+// untagged request: members joined by "," and the full URL as k6.name.
+func jslib(url string) string {
+	return "k6.test_run_id=123456,k6.scenario=default,k6.name=" + url
+}
+
+// traffic is one row of the tables: the Baggage lines of each request, used
+// in turn (one set of lines for a repeated header).
+type traffic struct {
 	name  string
-	lines []string
-}{
-	{"none", nil},
-	{"non-k6", []string{"userId=alice,serverNode=DF%2028,isProduction=false"}},
-	{"jslib", []string{"k6.test_run_id=123456, k6.scenario=default, k6.name=http://localhost:5000/bike?id=3"}},
-	{"members64", []string{members64()}},
+	lines [][]string
+}
+
+// varyingIDs is how many distinct ?id= URLs the varying-URL row cycles
+// through: far more than any cache of lines could hold, so every header
+// k6labels sees is, for its line cache, one it may never have seen.
+const varyingIDs = 1 << 14
+
+func repeated(lines ...string) [][]string { return [][]string{lines} }
+
+func each(n int, line func(i int) string) [][]string {
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = []string{line(i)}
+	}
+	return out
+}
+
+// traffics are the rows of the handler table: the targets.
+var traffics = []traffic{
+	{"none", [][]string{nil}},
+	{"non-k6", repeated("userId=alice,serverNode=DF%2028,isProduction=false")},
+	{"jslib", repeated(jslib("http://localhost:5000/bike?id=3"))},
+	{"jslib-new-id", each(varyingIDs, func(i int) string {
+		return jslib("http://localhost:5000/bike?id=" + strconv.Itoa(i))
+	})},
+	{"names1000", each(1000, func(i int) string {
+		return jslib("http://localhost:5000/bike/" + strconv.Itoa(i))
+	})},
+	{"members64", repeated(members64())},
 }
 
 func members64() string {
@@ -35,50 +59,186 @@ func members64() string {
 	for i := range m {
 		m[i] = "k6.m" + strconv.Itoa(i) + "=value" + strconv.Itoa(i)
 	}
-	return strings.Join(m, ", ")
+	return strings.Join(m, ",")
 }
 
+// impls wrap a handler. Each k6labels handler gets a Registry of its own, so
+// that no row's label values count against another row's cardinality cap
+// (1000 names is the default cap: names1000 fits exactly).
 var impls = []struct {
 	name string
 	wrap func(http.Handler) http.Handler
 }{
 	{"bare", func(h http.Handler) http.Handler { return h }},
-	{"baseline", baselineHandler},
-	{"k6labels", k6labels.LabelsFromBaggageHandler},
+	{"baseline", BaselineHandler},
+	{"k6labels", func(h http.Handler) http.Handler {
+		return k6labels.NewHandler(h, k6labels.WithRegistry(k6labels.NewRegistry(0)))
+	}},
+}
+
+var null = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+
+// requests returns one request to target per set of lines.
+func requests(target string, lines [][]string) []*http.Request {
+	rs := make([]*http.Request, len(lines))
+	for i, l := range lines {
+		rs[i] = httptest.NewRequest("GET", target, nil)
+		if l != nil {
+			rs[i].Header["Baggage"] = l
+		}
+	}
+	return rs
+}
+
+// serve runs the requests through h in turn until the benchmark is done. The
+// first round warms the caches, as a server's first second of traffic does.
+func serve(b *testing.B, h http.Handler, rs []*http.Request) {
+	w := httptest.NewRecorder()
+	for _, r := range rs {
+		h.ServeHTTP(w, r)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.ServeHTTP(w, rs[i])
+		if i++; i == len(rs) {
+			i = 0
+		}
+	}
 }
 
 func BenchmarkHandler(b *testing.B) {
-	for _, hd := range headers {
+	for _, tr := range traffics {
+		rs := requests("/bike?id=3", tr.lines)
 		for _, impl := range impls {
-			b.Run("header="+hd.name+"/impl="+impl.name, func(b *testing.B) {
-				h := impl.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-				r := httptest.NewRequest("GET", "/bike?id=3", nil)
-				if hd.lines != nil {
-					r.Header["Baggage"] = hd.lines
-				}
-				w := httptest.NewRecorder()
-				b.ReportAllocs()
-				for b.Loop() {
-					h.ServeHTTP(w, r)
-				}
+			b.Run("header="+tr.name+"/impl="+impl.name, func(b *testing.B) {
+				serve(b, impl.wrap(null), rs)
 			})
 		}
 	}
 }
 
-// TestBaselineLabels checks that the baseline really labels, so that the
-// comparison is between two working middlewares.
+// BenchmarkMux is the naming table: a ServeMux with a route per vehicle
+// kind, the k6labels handler around it (or around the route's handler) with
+// and without a name from the route. "repeated" sends one jslib header;
+// "ids1000" sends k6's default name for 1000 ids in the path, which the
+// route pattern turns into one name.
+func BenchmarkMux(b *testing.B) {
+	reg := func() k6labels.Option { return k6labels.WithRegistry(k6labels.NewRegistry(0)) }
+	newMux := func(wrapRoute func(http.Handler) http.Handler) *http.ServeMux {
+		mux := http.NewServeMux()
+		for _, p := range []string{"GET /bike/{id}", "GET /scooter/{id}", "GET /car/{id}", "GET /{$}"} {
+			mux.Handle(p, wrapRoute(null))
+		}
+		return mux
+	}
+	same := func(h http.Handler) http.Handler { return h }
+	setups := []struct {
+		name string
+		h    func() http.Handler
+	}{
+		{"bare", func() http.Handler { return newMux(same) }},
+		{"baseline", func() http.Handler { return BaselineHandler(newMux(same)) }},
+		{"k6labels", func() http.Handler { return k6labels.NewHandler(newMux(same), reg()) }},
+		{"k6labels-servemux", func() http.Handler {
+			mux := newMux(same)
+			return k6labels.NewHandler(mux, reg(), k6labels.WithServeMux(mux))
+		}},
+		{"k6labels-route", func() http.Handler {
+			r := reg() // one Registry for the routes' handlers, as a server has
+			return newMux(func(h http.Handler) http.Handler { return k6labels.NewHandler(h, r, k6labels.WithRoutePattern()) })
+		}},
+		{"k6labels-formatter", func() http.Handler {
+			mux := newMux(same)
+			return k6labels.NewHandler(mux, reg(), k6labels.WithNameFormatter(func(r *http.Request, name string) string {
+				return vehicleRoute(r.URL.Path, name)
+			}))
+		}},
+	}
+	for _, tr := range []struct {
+		name string
+		rs   []*http.Request
+	}{
+		{"repeated", requests("/bike/3", repeated(jslib("http://localhost:5000/bike/3")))},
+		{"ids1000", func() []*http.Request {
+			rs := make([]*http.Request, 1000)
+			for i := range rs {
+				p := "/bike/" + strconv.Itoa(i)
+				rs[i] = requests(p, repeated(jslib("http://localhost:5000"+p)))[0]
+			}
+			return rs
+		}()},
+	} {
+		for _, s := range setups {
+			b.Run("traffic="+tr.name+"/impl="+s.name, func(b *testing.B) { serve(b, s.h(), tr.rs) })
+		}
+	}
+}
+
+// vehicleRoute names a request by its first path segment, as a hook for a
+// router without patterns might: no allocation, one name per route.
+func vehicleRoute(path, name string) string {
+	switch {
+	case strings.HasPrefix(path, "/bike/"):
+		return "/bike/{id}"
+	case strings.HasPrefix(path, "/scooter/"):
+		return "/scooter/{id}"
+	case strings.HasPrefix(path, "/car/"):
+		return "/car/{id}"
+	}
+	return name
+}
+
+// BenchmarkParallel serves from every P at once (run with -cpu 1,2,4,8):
+// the line cache, label-set cache and counters are shared by all of them.
+func BenchmarkParallel(b *testing.B) {
+	for _, tr := range traffics[2:5] {
+		rs := requests("/bike?id=3", tr.lines)
+		for _, impl := range impls[1:] {
+			b.Run("header="+tr.name+"/impl="+impl.name, func(b *testing.B) {
+				h := impl.wrap(null)
+				w := httptest.NewRecorder()
+				for _, r := range rs {
+					h.ServeHTTP(w, r)
+				}
+				var start atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					w := httptest.NewRecorder()
+					i := int(start.Add(7919)) % len(rs) // each goroutine starts elsewhere
+					for pb.Next() {
+						h.ServeHTTP(w, rs[i])
+						if i++; i == len(rs) {
+							i = 0
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestBaselineLabels checks that the baseline and k6labels really label
+// every row's traffic, so that the comparison is between two working
+// middlewares, and that the rows' routes name as the benchmarks say.
 func TestBaselineLabels(t *testing.T) {
 	for _, impl := range impls[1:] {
-		var got string
-		h := impl.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got, _ = pprof.Label(r.Context(), "k6_scenario")
-		}))
-		r := httptest.NewRequest("GET", "/", nil)
-		r.Header["Baggage"] = headers[2].lines
-		h.ServeHTTP(httptest.NewRecorder(), r)
-		if got != "default" {
-			t.Errorf("%s: k6_scenario = %q, want default", impl.name, got)
+		for _, tr := range traffics[2:5] {
+			var got string
+			h := impl.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got, _ = pprof.Label(r.Context(), "k6_scenario")
+			}))
+			for i, r := range requests("/", tr.lines) {
+				got = ""
+				h.ServeHTTP(httptest.NewRecorder(), r)
+				if got != "default" {
+					t.Fatalf("%s, %s request %d: k6_scenario = %q, want default", impl.name, tr.name, i, got)
+				}
+			}
 		}
+	}
+	if got := vehicleRoute("/car/7", "n"); got != "/car/{id}" {
+		t.Errorf("vehicleRoute = %q", got)
 	}
 }
