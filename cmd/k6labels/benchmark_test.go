@@ -24,13 +24,14 @@ import (
 // The performance of `k6labels report` on a 100 MB k6 json file and a CPU
 // profile of 10^5 samples:
 //
-//	go test -run '^$' -bench BenchmarkReport -benchtime 5x -count 6 . | tee new.txt
+//	go test -run '^$' -bench . -benchtime 5x -count 6 . | tee new.txt   # in cmd/k6labels
 //	go run golang.org/x/perf/cmd/benchstat new.txt
 //
 // Each iteration runs the command in a fresh process (this test binary,
-// TestReportProcess), so that max-RSS-MB is the resident memory of the
-// report alone; peak-heap-MB is the largest Go heap (objects, live or not
-// yet swept) sampled every millisecond in that process.
+// TestReportProcess), so that max-RSS-B is the peak resident memory of the
+// report alone; peak-heap-B is the largest Go heap (objects, live or not
+// yet swept) sampled every millisecond in that process. benchstat shows
+// both in MiB.
 
 // benchJSONBytes is the size of the generated k6 json file.
 const benchJSONBytes = 100 << 20
@@ -268,8 +269,8 @@ func BenchmarkReport(b *testing.B) {
 			}
 		}
 	}
-	b.ReportMetric(float64(maxRSS)/1024, "max-RSS-MB")
-	b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(maxRSS)*1024, "max-RSS-B")
+	b.ReportMetric(float64(heap), "peak-heap-B")
 }
 
 // BenchmarkReadK6JSON: k6results.ReadFile alone on the generated 100 MB
@@ -293,6 +294,6 @@ func BenchmarkReadK6JSON(b *testing.B) {
 			b.Fatalf("%d http_reqs read, %d written", k.Total, reqs)
 		}
 	}
-	b.ReportMetric(float64(stop())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(stop()), "peak-heap-B")
 	b.SetBytes(fi.Size())
 }

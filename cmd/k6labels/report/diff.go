@@ -16,7 +16,7 @@ type DiffOptions struct {
 	Alpha float64
 	// Normalize is how the machine-speed factor is estimated: "median"
 	// (the default, ""): the precision-weighted mean change of the k6_name
-	// rows within 2 standard errors of their median change; "total",
+	// rows within 3 standard errors of their median change; "total",
 	// "none", or "row:KEY" for a control row.
 	Normalize string
 	// MatchName matches k6_name rows by the full name; by default by the

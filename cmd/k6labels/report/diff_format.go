@@ -108,47 +108,54 @@ func describeNormalize(m string) string {
 	return "the change of the control row " + strings.TrimPrefix(m, "row:") + ", --normalize " + m
 }
 
-// The json output of a diff. Field names are stable: add, never rename.
+// The json output of a diff (--format json), documented in
+// docs/report.md. Field names are stable, as for reports. Changes are
+// fractions (0.3 = +30%); values absent where they cannot be computed.
 type (
+	// jsonDiff is the whole diff.
 	jsonDiff struct {
-		Version    int           `json:"version"`
-		Measure    string        `json:"measure"` // cpu_per_request_ms or share_of_k6
-		Before     jsonDiffSide  `json:"before"`
-		After      jsonDiffSide  `json:"after"`
-		MatchBy    string        `json:"match_by"` // url_path or name
-		Normalize  string        `json:"normalize"`
-		Speed      float64       `json:"speed_factor"`
-		Alpha      float64       `json:"alpha"`
-		Tested     int           `json:"rows_tested"`
-		Rows       []jsonDiffRow `json:"rows"`
-		Notes      []string      `json:"notes"`
-		Regression bool          `json:"any_worse"`
+		Version    int           `json:"version"`      // 1
+		Measure    string        `json:"measure"`      // cpu_per_request_ms, or share_of_k6 without k6 results for both runs
+		Before     jsonDiffSide  `json:"before"`       // the base run
+		After      jsonDiffSide  `json:"after"`        // the new run
+		MatchBy    string        `json:"match_by"`     // url_path (default) or name: how k6_name rows are matched
+		Normalize  string        `json:"normalize"`    // method used: median, total, row:KEY, none, or "none (too few rows for median)"
+		Speed      float64       `json:"speed_factor"` // machine-speed factor (after / before for the same work); 1 without normalization
+		Alpha      float64       `json:"alpha"`        // family-wise false alarm rate of the test
+		Tested     int           `json:"rows_tested"`  // rows in the test family
+		Rows       []jsonDiffRow `json:"rows"`         // grouping by grouping
+		Notes      []string      `json:"notes"`        // remarks the text output shows as "Note:"
+		Regression bool          `json:"any_worse"`    // some row's verdict is worse
 	}
+	// jsonDiffSide is one run of the diff.
 	jsonDiffSide struct {
-		Source    string `json:"source"`
-		TestRunID string `json:"test_run_id,omitempty"`
-		Requests  *int64 `json:"requests,omitempty"`
+		Source    string `json:"source"`                // where its profiles came from
+		TestRunID string `json:"test_run_id,omitempty"` // its k6_test_run_id
+		Requests  *int64 `json:"requests,omitempty"`    // its http_reqs; absent without k6 results
 	}
+	// jsonDiffRow is one row of both runs.
 	jsonDiffRow struct {
-		By            []string         `json:"by"`
-		Key           string           `json:"key"`
-		Before        *float64         `json:"before,omitempty"`
-		After         *float64         `json:"after,omitempty"`
-		BeforeSamples int64            `json:"before_samples"`
-		AfterSamples  int64            `json:"after_samples"`
-		Raw           *float64         `json:"raw_change,omitempty"`
-		Normalized    *float64         `json:"normalized_change,omitempty"`
-		Low           *float64         `json:"normalized_change_low,omitempty"`
-		High          *float64         `json:"normalized_change_high,omitempty"`
-		P             float64          `json:"p_value"`
-		Beyond        bool             `json:"beyond_noise"`
-		Verdict       string           `json:"verdict"`
-		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`
+		By            []string         `json:"by"`                               // label names of the row
+		Key           string           `json:"key"`                              // values joined by " ", k6_name as URL path unless match_by is name
+		Before        *float64         `json:"before,omitempty"`                 // measure before (ms per request, or share)
+		After         *float64         `json:"after,omitempty"`                  // measure after
+		BeforeSamples int64            `json:"before_samples"`                   // samples before
+		AfterSamples  int64            `json:"after_samples"`                    // samples after
+		Raw           *float64         `json:"raw_change,omitempty"`             // after / before − 1
+		Normalized    *float64         `json:"normalized_change,omitempty"`      // (1 + raw) / speed_factor − 1
+		Low           *float64         `json:"normalized_change_low,omitempty"`  // 95% interval of normalized_change (per row, not family-adjusted)
+		High          *float64         `json:"normalized_change_high,omitempty"` // its upper end
+		P             float64          `json:"p_value"`                          // two-sided p-value of no change; 1 if untested
+		Beyond        bool             `json:"beyond_noise"`                     // rejected by Holm's procedure at alpha
+		Verdict       string           `json:"verdict"`                          // worse, better, same, few samples, reference, only before, only after
+		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
 	}
+	// jsonFuncChange is a function's self CPU per request (or share) in
+	// both runs, after normalized.
 	jsonFuncChange struct {
-		Function string  `json:"function"`
-		Before   float64 `json:"before"`
-		After    float64 `json:"after"`
+		Function string  `json:"function"` // function name
+		Before   float64 `json:"before"`   // ms per request (or share) before
+		After    float64 `json:"after"`    // the same after, divided by speed_factor
 	}
 )
 

@@ -183,46 +183,55 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// The json output. Field names are stable: add, never rename.
+// The json output of a report (--format json), documented in
+// docs/report.md. Field names are stable: fields may be added, never
+// renamed or removed; version changes only if a meaning changes. Times are
+// RFC 3339 in UTC, CPU in seconds, per-request CPU in milliseconds, shares
+// as fractions (0.25 = 25%).
 type (
+	// jsonReport is the whole report.
 	jsonReport struct {
-		Version              int             `json:"version"`
-		Source               string          `json:"source"`
-		TestRunID            string          `json:"test_run_id,omitempty"`
-		CPUSeconds           float64         `json:"cpu_seconds"`
-		Samples              int64           `json:"samples"`
-		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`
-		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"`
-		UnlabelledShare      float64         `json:"unlabelled_share"`
-		Requests             *int64          `json:"requests,omitempty"`
-		Start                *time.Time      `json:"start,omitempty"`
-		End                  *time.Time      `json:"end,omitempty"`
-		Confidence           float64         `json:"confidence"`
-		Rows                 []jsonRow       `json:"rows"`
-		Unmatched            []jsonUnmatched `json:"unmatched_names"`
-		Notes                []string        `json:"notes"`
+		Version              int             `json:"version"`                // 1
+		Source               string          `json:"source"`                 // profile file(s), URL(s) or Pyroscope server and service
+		TestRunID            string          `json:"test_run_id,omitempty"`  // k6_test_run_id reported on; absent: every run in the source
+		CPUSeconds           float64         `json:"cpu_seconds"`            // all CPU in the source
+		Samples              int64           `json:"samples"`                // its profiler samples (10 ms each at 100 Hz)
+		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`         // CPU of the run(s) reported on
+		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"` // CPU of samples without k6_test_run_id
+		UnlabelledShare      float64         `json:"unlabelled_share"`       // of cpu_seconds
+		Requests             *int64          `json:"requests,omitempty"`     // http_reqs in the k6 results; absent without them
+		Start                *time.Time      `json:"start,omitempty"`        // first http_reqs point
+		End                  *time.Time      `json:"end,omitempty"`          // last http_reqs point
+		Confidence           float64         `json:"confidence"`             // of the per-request intervals: 0.95
+		Rows                 []jsonRow       `json:"rows"`                   // grouping by grouping, most CPU first
+		Unmatched            []jsonUnmatched `json:"unmatched_names"`        // k6 names no sample carries as k6_name
+		Notes                []string        `json:"notes"`                  // remarks the text output shows as "Note:"
 	}
+	// jsonRow is one row: the CPU of the samples whose labels By have
+	// Values.
 	jsonRow struct {
-		By              []string   `json:"by"`
-		Values          []string   `json:"values"`
-		CPUSeconds      float64    `json:"cpu_seconds"`
-		Samples         int64      `json:"samples"`
-		ShareOfAll      float64    `json:"share_of_all"`
-		ShareOfK6       float64    `json:"share_of_k6"`
-		Requests        *int64     `json:"requests,omitempty"`
-		CPUPerRequestMs *float64   `json:"cpu_per_request_ms,omitempty"`
-		LowMs           *float64   `json:"cpu_per_request_ms_low,omitempty"`
-		HighMs          *float64   `json:"cpu_per_request_ms_high,omitempty"`
-		Top             []jsonFunc `json:"top,omitempty"`
+		By              []string   `json:"by"`                                // label names: k6_test_run_id, k6_scenario, k6_name
+		Values          []string   `json:"values"`                            // one value per label of by
+		CPUSeconds      float64    `json:"cpu_seconds"`                       // the row's CPU
+		Samples         int64      `json:"samples"`                           // its sample count, the Poisson count of the interval
+		ShareOfAll      float64    `json:"share_of_all"`                      // of the report's cpu_seconds
+		ShareOfK6       float64    `json:"share_of_k6"`                       // of k6_cpu_seconds
+		Requests        *int64     `json:"requests,omitempty"`                // http_reqs of the row; absent without k6 results
+		CPUPerRequestMs *float64   `json:"cpu_per_request_ms,omitempty"`      // cpu_seconds / requests, in ms; absent with 0 requests
+		LowMs           *float64   `json:"cpu_per_request_ms_low,omitempty"`  // lower end of its interval
+		HighMs          *float64   `json:"cpu_per_request_ms_high,omitempty"` // upper end of its interval
+		Top             []jsonFunc `json:"top,omitempty"`                     // functions by self CPU (scenario rows; every row with --top-every-row)
 	}
+	// jsonFunc is a function's self CPU in a row.
 	jsonFunc struct {
-		Function       string  `json:"function"`
-		SelfCPUSeconds float64 `json:"self_cpu_seconds"`
-		Share          float64 `json:"share"`
+		Function       string  `json:"function"`         // function name as in the profile
+		SelfCPUSeconds float64 `json:"self_cpu_seconds"` // CPU of samples whose leaf frame is the function
+		Share          float64 `json:"share"`            // of the row's CPU
 	}
+	// jsonUnmatched is a k6 request name without CPU in the profiles.
 	jsonUnmatched struct {
-		Name     string `json:"name"`
-		Requests int64  `json:"requests"`
+		Name     string `json:"name"`     // k6's name tag as the labels name it (query string dropped)
+		Requests int64  `json:"requests"` // its http_reqs
 	}
 )
 
@@ -281,17 +290,18 @@ type Run struct {
 // WriteRuns writes the runs of a source's window in format f.
 func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs []Run) error {
 	if f == JSON {
+		// The json output of runs; stable field names, as for reports.
 		type jsonRun struct {
-			ID         string    `json:"test_run_id"`
-			First      time.Time `json:"first_point"`
-			Last       time.Time `json:"last_point"`
-			CPUSeconds float64   `json:"cpu_seconds"`
+			ID         string    `json:"test_run_id"` // k6_test_run_id value
+			First      time.Time `json:"first_point"` // stamp of its first SelectSeries point
+			Last       time.Time `json:"last_point"`  // stamp of its last point
+			CPUSeconds float64   `json:"cpu_seconds"` // its CPU in the window
 		}
 		out := struct {
-			Source string    `json:"source"`
-			Start  time.Time `json:"start"`
+			Source string    `json:"source"` // the Pyroscope server and service
+			Start  time.Time `json:"start"`  // the query window
 			End    time.Time `json:"end"`
-			Runs   []jsonRun `json:"runs"`
+			Runs   []jsonRun `json:"runs"` // in the server's order
 		}{source, start.UTC(), end.UTC(), []jsonRun{}}
 		for _, r := range runs {
 			out.Runs = append(out.Runs, jsonRun{r.ID, r.First.UTC(), r.Last.UTC(), r.CPU.Seconds()})
