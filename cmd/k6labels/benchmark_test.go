@@ -53,7 +53,7 @@ const benchBase = "http://127.0.0.1:18080"
 
 // writeBenchJSON writes a k6 --out json file of at least size bytes, as k6
 // v2.2.0 writes it: a Metric line before a metric's first point, then per
-// request the 11 http_req* points, and per iteration checks, data_sent,
+// request the 9 points http_reqs and http_req_*, and per iteration checks, data_sent,
 // data_received, iteration_duration, iterations, plus vus every second.
 // Request names are URLs with distinct query strings. It returns the
 // http_reqs it wrote.

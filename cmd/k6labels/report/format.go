@@ -301,7 +301,7 @@ func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs 
 			Source string    `json:"source"` // the Pyroscope server and service
 			Start  time.Time `json:"start"`  // the query window
 			End    time.Time `json:"end"`
-			Runs   []jsonRun `json:"runs"` // in the server's order
+			Runs   []jsonRun `json:"runs"` // as given: by first point
 		}{source, start.UTC(), end.UTC(), []jsonRun{}}
 		for _, r := range runs {
 			out.Runs = append(out.Runs, jsonRun{r.ID, r.First.UTC(), r.Last.UTC(), r.CPU.Seconds()})
