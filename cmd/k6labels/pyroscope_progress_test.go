@@ -49,7 +49,7 @@ func TestPyroscopeProgress(t *testing.T) {
 		got <- string(b)
 	}()
 	var out bytes.Buffer
-	code := run(context.Background(), pyrArgs("report", srv.URL, "--k6", filepath.Join(fx, "k6", "run-fx1.json.gz"), "--run-id", "fx1", "--by", "scenario,name"), &out, tty)
+	code := run(context.Background(), pyrArgs("report", srv.URL, "--k6", pyrHead(t, filepath.Join(fx, "k6", "run-fx1.json.gz"), 2000), "--run-id", "fx1", "--by", "scenario,name"), &out, tty)
 	tty.Close()
 	text := <-got
 	if code != exitOK {
