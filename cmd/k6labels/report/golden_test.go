@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -170,5 +171,49 @@ func TestGoldenRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden(t, "runs."+ext(f)+".golden", buf.Bytes())
+	}
+}
+
+// TestJSONFieldsDocumented: every field of the json outputs (the golden
+// files) is named in docs/report.md, as `field`, `x[].field` or `field[]`.
+func TestJSONFieldsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json.golden"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("json goldens %v: %v", files, err)
+	}
+	keys := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys[k] = true
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		walk(v)
+	}
+	for k := range keys {
+		if !regexp.MustCompile("[`.]" + regexp.QuoteMeta(k) + "[`\\[]").Match(doc) {
+			t.Errorf("json field %q is not documented in docs/report.md", k)
+		}
 	}
 }
