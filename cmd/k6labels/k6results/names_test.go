@@ -49,7 +49,10 @@ func TestNamesAsTheMiddleware(t *testing.T) {
 			t.Errorf("%.60q: the middleware set no k6_name", name)
 			continue
 		}
-		tag, _ := json.Marshal(name)
+		tag, err := json.Marshal(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := k6results.Read(strings.NewReader(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":` +
 			string(tag) + `,"scenario":"s"}}}`))
 		if err != nil {
