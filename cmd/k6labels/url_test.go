@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/k6labels/k6labels"
+)
+
+// burnUnits does units × 2^20 xorshift rounds (about 2 ms each) and
+// returns the state so that the work is kept.
+func burnUnits(units int, seed uint64) uint64 {
+	x := seed | 1
+	for range units << 20 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// TestReportFromProfileURL: the report reads a real CPU profile over HTTP
+// from a service wrapped with the k6labels middleware, while k6-style
+// requests (the helper's baggage header, URLs with query strings) hit two
+// routes of known cost, 1 and 3 units; with the k6 results of those
+// requests, CPU per request of /b is 3 times /a's within the intervals.
+// The profile endpoint profiles until the load is done (not for a fixed
+// time), so the test holds on a slow machine.
+func TestReportFromProfileURL(t *testing.T) {
+	const perRoute = 150
+	routes := map[string]int{"/a": 1, "/b": 3}
+	loadDone := make(chan struct{})
+	profiling := make(chan struct{})
+	var sink uint64
+	var mu sync.Mutex
+	mux := http.NewServeMux()
+	for path, units := range routes {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			v := burnUnits(units, uint64(len(r.URL.RawQuery)))
+			mu.Lock()
+			sink += v
+			mu.Unlock()
+			io.WriteString(w, "ok\n")
+		})
+	}
+	mux.HandleFunc("/debug/pprof/profile", func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		if err := pprof.StartCPUProfile(&buf); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		close(profiling)
+		<-loadDone
+		pprof.StopCPUProfile()
+		w.Write(buf.Bytes())
+	})
+	srv := httptest.NewServer(k6labels.LabelsFromBaggageHandler(mux))
+	defer srv.Close()
+
+	// k6's results of the requests below, written as k6 --out json does.
+	var k6 strings.Builder
+	var urls []struct{ url, scenario string }
+	for i := range perRoute {
+		for _, path := range []string{"/a", "/b"} {
+			u := fmt.Sprintf("%s%s?vehicle_id=%d&city=berlin", srv.URL, path, i)
+			urls = append(urls, struct{ url, scenario string }{u, "s" + path[1:]})
+			fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:%02d.5Z","value":1,"tags":{"name":%q,"scenario":%q}}}`+"\n",
+				i%60, u, "s"+path[1:])
+		}
+	}
+	k6file := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(k6file, []byte(k6.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		code        int
+		out, stderr string
+	}
+	done := make(chan result)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"report", "--k6", k6file, "--by", "name", "--format", "json", srv.URL + "/debug/pprof/profile"}, &out, &errOut)
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	<-profiling
+	for _, u := range urls {
+		req, err := http.NewRequest(http.MethodGet, u.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Baggage", "k6.test_run_id=url-test,k6.scenario="+u.scenario+",k6.name="+u.url)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	close(loadDone)
+	res := <-done
+	if res.code != exitOK {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var rep struct {
+		TestRunID string `json:"test_run_id"`
+		Rows      []struct {
+			Values []string `json:"values"`
+			Req    int64    `json:"requests"`
+			Est    float64  `json:"cpu_per_request_ms"`
+			Low    float64  `json:"cpu_per_request_ms_low"`
+			High   float64  `json:"cpu_per_request_ms_high"`
+		} `json:"rows"`
+		Unmatched []any `json:"unmatched_names"`
+	}
+	if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, res.out)
+	}
+	got := map[string]int{}
+	for i, row := range rep.Rows {
+		got[strings.TrimPrefix(row.Values[0], srv.URL)] = i
+	}
+	ia, oka := got["/a"]
+	ib, okb := got["/b"]
+	if rep.TestRunID != "url-test" || !oka || !okb || len(rep.Unmatched) != 0 {
+		t.Fatalf("run %q, rows %v, unmatched %v:\n%s", rep.TestRunID, got, rep.Unmatched, res.out)
+	}
+	a, b := rep.Rows[ia], rep.Rows[ib]
+	if a.Req != perRoute || b.Req != perRoute {
+		t.Errorf("requests /a %d, /b %d, want %d each", a.Req, b.Req, perRoute)
+	}
+	// The cost ratio 3 lies between the ratios of the intervals' ends.
+	if a.Low <= 0 || b.Low/a.High > 3 || b.High/a.Low < 3 {
+		t.Errorf("/b %.3f ms (%.3f–%.3f), /a %.3f ms (%.3f–%.3f): ratio %.2f, intervals exclude 3", b.Est, b.Low, b.High, a.Est, a.Low, a.High, b.Est/a.Est)
+	}
+	t.Logf("/a %.3f ms (%.3f–%.3f), /b %.3f ms (%.3f–%.3f), ratio %.2f", a.Est, a.Low, a.High, b.Est, b.Low, b.High, b.Est/a.Est)
+}
