@@ -217,6 +217,25 @@ func TestQueryStringsMatch(t *testing.T) {
 	}
 }
 
+// fx4Requests writes k6 results with the http_reqs of the real local/ run
+// (the fixtures README's counts per scenario and name, k6's URLs with query
+// strings) and none of its other points: the run's requests in a file
+// that is fast to read under the race detector.
+func fx4Requests(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range []struct {
+		scenario, path string
+		n              int
+	}{{"rush_hour", "/car", 3316}, {"rush_hour", "/scooter", 1658}, {"off_peak", "/scooter", 1597}, {"off_peak", "/bike", 1597}, {"off_peak", "/", 1596}} {
+		for i := range r.n {
+			fmt.Fprintf(&b, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:16:%02d.5Z","value":1,"tags":{"name":"http://127.0.0.1:18080%s?vehicle_id=%d&city=berlin","scenario":%q}}}`+"\n",
+				i%20, r.path, i, r.scenario)
+		}
+	}
+	return writeGz(t, dir, "fx4-requests.json.gz", b.String())
+}
+
 // TestDiffGate: --fail-above exits 3 and names the row when one route of a
 // real profile is made 30% costlier, exits 0 for the same profile twice,
 // and writes the merged profiles with the pprof command to look at them.
@@ -224,7 +243,7 @@ func TestDiffGate(t *testing.T) {
 	fx := cliFixtures(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
-	k6 := filepath.Join(fx, "local", "run-fx4.json.gz")
+	k6 := fx4Requests(t, dir)
 	b, err := os.ReadFile(cpu)
 	if err != nil {
 		t.Fatal(err)

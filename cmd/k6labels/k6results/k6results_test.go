@@ -103,6 +103,7 @@ func TestFixtures(t *testing.T) {
 	}
 	for name, want := range readme {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(dir, name+".json.gz")
 			js, err := k6results.ReadFile(path)
 			if err != nil {
