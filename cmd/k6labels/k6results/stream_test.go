@@ -35,41 +35,47 @@ func (l *liveHeapReader) Read(p []byte) (int, error) {
 }
 
 // TestStreamed reads the real local/ json (38 MB uncompressed, 136,000
-// points) twice over as one stream and checks that the live heap
-// never grows with the points read: the file is streamed, no point is kept.
+// points) and csv twice over, each as one stream, and checks that the live
+// heap does not grow with the points read: the files are streamed, no
+// point is kept.
 func TestStreamed(t *testing.T) {
-	path := filepath.Join(fixtures(t), "local", "run-fx4.json.gz")
-	const copies = 2
-	var parts []io.Reader
-	for range copies {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, zr)
+	for _, name := range []string{"run-fx4.json.gz", "run-fx4.csv.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(fixtures(t), "local", name)
+			const copies = 2
+			var parts []io.Reader
+			for range copies {
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				zr, err := gzip.NewReader(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, zr)
+			}
+			runtime.GC()
+			s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+			metrics.Read(s)
+			before := int64(s[0].Value.Uint64())
+			lr := &liveHeapReader{r: io.MultiReader(parts...)}
+			res, err := k6results.Read(lr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != copies*9764 {
+				t.Errorf("%d http_reqs, want %d", res.Total, copies*9764)
+			}
+			// Holding the points would take more than the bytes read;
+			// streaming holds the buffers (2 × 64 KB, gzip's window) and
+			// 5 counters.
+			const bound = 4 << 20
+			if grew := lr.peak - before; grew > bound {
+				t.Errorf("the live heap grew by %d bytes while reading %d bytes: more than %d, points are held", grew, lr.read, bound)
+			}
+			t.Logf("read %d MB; live heap peak %d KB above the %d KB before", lr.read>>20, (lr.peak-before)>>10, before>>10)
+		})
 	}
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	before := int64(s[0].Value.Uint64())
-	lr := &liveHeapReader{r: io.MultiReader(parts...)}
-	res, err := k6results.Read(lr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Total != copies*9764 {
-		t.Errorf("%d http_reqs, want %d", res.Total, copies*9764)
-	}
-	// Holding the points would take more than the bytes read; streaming
-	// holds the buffers (2 × 64 KB, gzip's window) and 5 counters.
-	const bound = 4 << 20
-	if grew := lr.peak - before; grew > bound {
-		t.Errorf("the live heap grew by %d bytes while reading %d bytes of json: more than %d, points are held", grew, lr.read, bound)
-	}
-	t.Logf("read %d MB; live heap peak %d KB above the %d KB before", lr.read>>20, (lr.peak-before)>>10, before>>10)
 }
