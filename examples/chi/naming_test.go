@@ -26,6 +26,22 @@ func TestNamedByRoutePattern(t *testing.T) {
 	}
 }
 
+// On chi versions that do not set Request.Pattern, a hook reading the
+// route context does the same, in the same place.
+func TestNamedByRouteContext(t *testing.T) {
+	r := chi.NewRouter()
+	r.Group(func(r chi.Router) {
+		r.Use(k6labels.Middleware(k6labels.WithNameFormatter(func(r *http.Request, name string) string {
+			if p := chi.RouteContext(r.Context()).RoutePattern(); p != "" {
+				return p
+			}
+			return name
+		})))
+		r.Get("/bike/{id}", show.Handler)
+	})
+	servetest.CheckNamed(t, servetest.Start(t, r), "/bike/%d", "/bike/{id}")
+}
+
 // The labels of the named request are on the handler's goroutine: every CPU
 // sample of its work carries the pattern.
 func TestNamedProfile(t *testing.T) {

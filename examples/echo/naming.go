@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/k6labels/k6labels"
@@ -17,17 +19,23 @@ func newNamedEcho(h echo.HandlerFunc) *echo.Echo {
 	return e
 }
 
-// routeLabels is the k6labels middleware for Echo v4 with k6_name the route
-// path c.Path() ("/bike/:id"). e.Use runs it after routing (e.Pre would run
-// it before, with no path yet). It puts the path in Request.Pattern, as Echo
-// v5, chi and http.ServeMux do themselves, where WithRoutePattern reads it.
+// routeLabels is echo.WrapMiddleware(k6labels.Middleware(opts...)) with
+// k6_name the route path c.Path() ("/bike/:id"). e.Use runs it after routing
+// (e.Pre would run it before, with no path yet). It puts the path in
+// Request.Pattern, as Echo v5, chi and http.ServeMux do themselves, where
+// WithRoutePattern reads it.
 func routeLabels(opts ...k6labels.Option) echo.MiddlewareFunc {
-	label := echo.WrapMiddleware(k6labels.Middleware(append(opts, k6labels.WithRoutePattern())...))
+	label := k6labels.Middleware(append(opts, k6labels.WithRoutePattern())...)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		next = label(next)
-		return func(c echo.Context) error {
-			c.Request().Pattern = c.Path()
-			return next(c)
+		return func(c echo.Context) (err error) {
+			r := c.Request()
+			r.Pattern = c.Path()
+			label(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				c.SetRequest(r)
+				c.SetResponse(echo.NewResponse(w, c.Echo()))
+				err = next(c)
+			})).ServeHTTP(c.Response(), r)
+			return err
 		}
 	}
 }
