@@ -26,6 +26,14 @@ func workWithBaggage(n int) uint64 { return floodWork(n) }
 //go:noinline
 func workWithoutBaggage(n int) uint64 { return floodWork(n) }
 
+// connWork is work the server does on a connection outside any handler: the
+// leak check runs it from http.Server.ConnState, which net/http calls on the
+// connection's goroutine between requests, where labels leaked from the
+// previous request would show.
+//
+//go:noinline
+func connWork(n int) uint64 { return floodWork(n) }
+
 // TestNoLabelLeakAtScale sends keep-alive requests that alternate between
 // k6 baggage and none on the same connections, over HTTP/1.1 (where one
 // goroutine serves every request of a connection) and unencrypted HTTP/2,
@@ -38,7 +46,7 @@ func TestNoLabelLeakAtScale(t *testing.T) {
 	for _, proto := range []string{"HTTP/1.1", "h2c"} {
 		t.Run(strings.ReplaceAll(proto, "/", ""), func(t *testing.T) {
 			p, runID := leakCheck(t, proto == "h2c", pick(4_000, 100_000), k6labels.LabelsFromBaggageHandler)
-			leakSamples(t, p, runID, "net/http.(*conn).serve", "net/http.(*http2serverConn)")
+			leakSamples(t, p, runID, httpInside, httpServer)
 			profiletest.CheckLabels(t, p, k6labels.DefaultMaxValueBytes)
 		})
 	}
@@ -59,7 +67,7 @@ func TestLeakCheckCatchesLeak(t *testing.T) {
 	}
 	p, runID := leakCheck(t, false, 2_000, leaky)
 	rec := &errRecorder{TB: t}
-	leakSamples(rec, p, runID, "net/http.(*conn).serve")
+	leakSamples(rec, p, runID, httpInside, httpServer)
 	if rec.errors == 0 {
 		t.Error("the profile check did not notice labels leaking from one keep-alive request into the next")
 	}
@@ -73,14 +81,43 @@ type errRecorder struct {
 
 func (r *errRecorder) Errorf(string, ...any) { r.errors++ }
 
-// leakCheck serves requests that alternate between k6 baggage and none on
-// keep-alive connections through wrap(handler) under a CPU profile, checks
-// what the handler saw, and returns the profile and the test run id sent.
+// httpInside names the frame under which a request is inside the handler
+// (middleware included), and httpServer the server's own connection code.
+var (
+	httpInside = []string{"integration.serveWrapped"}
+	httpServer = []string{"net/http.(*conn).serve", "net/http.(*http2serverConn)"}
+)
+
+// serveWrapped serves r with h: in a profile, its frame tells the work inside
+// the handler and its middleware from the server's own work on the
+// connection (reading the next request, finishing the response).
+//
+//go:noinline
+func serveWrapped(h http.Handler, w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }
+
+// Enough samples for the leak check to judge: rounds of requests are
+// repeated (at most maxRounds) until the profile holds minSamples in each
+// handler and minConnSamples in the server's code outside the handler. A
+// leak between requests shows there, where about half the samples follow a
+// request with baggage: with 30 samples a leak goes unseen with odds of
+// about 2^-15.
+const (
+	minSamples     = 10
+	minConnSamples = 30
+	maxRounds      = 20
+)
+
+// leakCheck serves rounds of requests that alternate between k6 baggage and
+// none on keep-alive connections through wrap(handler) under a CPU profile,
+// until the profile holds enough samples to judge (see minServerSamples),
+// checks what the handler saw, and returns the profile and the test run id
+// sent. requests is the number per round.
 func leakCheck(t *testing.T, h2 bool, requests int, wrap func(http.Handler) http.Handler) (*profile.Profile, string) {
 	const conns = 4
-	// Some 50-200 µs of work per request, so that the profile holds enough
-	// samples of both kinds (fewer iterations in the longer soak run).
-	work := pick(200_000, 50_000)
+	// Some 100 µs of work per request in the handler, and 50 µs in the
+	// server's connection code at each change of state (active, idle), so
+	// that a round adds samples of each kind.
+	const work = 80_000
 	runID := "leak-" + strconv.Itoa(requests)
 	for i := range 10 {
 		admit(runID, "alternate", "/leak/"+strconv.Itoa(i))
@@ -96,7 +133,7 @@ func leakCheck(t *testing.T, h2 bool, requests int, wrap func(http.Handler) http
 	if h2 {
 		wantMajor = 2
 	}
-	h := wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	wrapped := wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor != wantMajor {
 			wrongProto.Add(1)
 		}
@@ -116,51 +153,70 @@ func leakCheck(t *testing.T, h2 bool, requests int, wrap func(http.Handler) http
 		}
 		sink.Add(workWithBaggage(work))
 	}))
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveWrapped(wrapped, w, r) })
 	srv := startServer(t, h, func(s *http.Server) {
 		if h2 {
 			s.Protocols = h2cProtocols()
 		}
 		s.ConnState = func(_ net.Conn, st http.ConnState) {
-			if st == http.StateNew {
+			switch st {
+			case http.StateNew:
 				newConns.Add(1)
+			case http.StateActive, http.StateIdle:
+				sink.Add(connWork(work / 2))
 			}
-
 		}
 	})
 
 	var failed atomic.Int64
-	p := profiletest.Record(t, func() {
-		var wg sync.WaitGroup
-		for c := range conns {
-			client := newClient(1, h2) // one connection: every request reuses it
-			wg.Go(func() {
-				defer client.CloseIdleConnections()
-				for j, i := 0, c; i < requests; j, i = j+1, i+conns {
-					path := "/leak/" + strconv.Itoa(i%10)
-					req, _ := http.NewRequest("GET", srv.URL+path, nil)
-					if j%2 == 0 { // every other request on this connection
-						req.Header.Set("Baggage", "k6.test_run_id="+runID+", k6.scenario=alternate, k6.name="+path)
-					}
-					resp, err := client.Do(req)
-					if err == nil {
-						_, err = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if err == nil && resp.StatusCode != http.StatusOK {
-							err = fmt.Errorf("status %s", resp.Status)
+	round := func() *profile.Profile {
+		return profiletest.Record(t, func() {
+			var wg sync.WaitGroup
+			for c := range conns {
+				client := newClient(1, h2) // one connection: every request reuses it
+				wg.Go(func() {
+					defer client.CloseIdleConnections()
+					for j, i := 0, c; i < requests; j, i = j+1, i+conns {
+						path := "/leak/" + strconv.Itoa(i%10)
+						req, _ := http.NewRequest("GET", srv.URL+path, nil)
+						if j%2 == 0 { // every other request on this connection
+							req.Header.Set("Baggage", "k6.test_run_id="+runID+",k6.scenario=alternate,k6.name="+path)
+						}
+						resp, err := client.Do(req)
+						if err == nil {
+							_, err = io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+							if err == nil && resp.StatusCode != http.StatusOK {
+								err = fmt.Errorf("status %s", resp.Status)
+							}
+						}
+						if err != nil {
+							if failed.Add(1) <= 5 {
+								t.Errorf("request %d: %v", i, err)
+							}
+							return
 						}
 					}
-					if err != nil {
-						if failed.Add(1) <= 5 {
-							t.Errorf("request %d: %v", i, err)
-						}
-						return
-					}
-				}
-			})
+				})
+			}
+			wg.Wait()
+		})
+	}
+	var profiles []*profile.Profile
+	rounds := 0
+	for rounds < maxRounds && failed.Load() == 0 {
+		profiles = append(profiles, round())
+		rounds++
+		if plain, labelled, conn := classify(profiles, runID, httpInside, httpServer); min(plain, labelled) >= minSamples && conn >= minConnSamples {
+			break
 		}
-		wg.Wait()
-	})
+	}
 	srv.stop(t)
+	p, err := profile.Merge(profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests *= rounds
 
 	// Each client has one connection at a time. net/http may now and then
 	// replace one, but the requests must have shared a few long-lived
@@ -177,16 +233,49 @@ func leakCheck(t *testing.T, h2 bool, requests int, wrap func(http.Handler) http
 	if n := k6Missing.Load(); n > 0 {
 		t.Errorf("%d label checks failed for requests with baggage", n)
 	}
-	t.Logf("%d requests over %d connections", requests, newConns.Load())
+	t.Logf("%d requests in %d rounds over %d connections", requests, rounds, newConns.Load())
 	return p, runID
 }
 
-// leakSamples checks the profile and returns the number of samples (not
-// sample records, which pprof merges by stack and labels) in
-// workWithoutBaggage, in workWithBaggage and in the server's own code (any
-// function whose name contains one of serverFuncs) outside the labelled
-// handler.
-func leakSamples(t testing.TB, p *profile.Profile, runID string, serverFuncs ...string) (plain, labelled, conn int64) {
+// classify returns the number of samples (not sample records, which pprof
+// merges by stack and labels) of the profiles in workWithoutBaggage, in
+// workWithBaggage, and in the server's own code (a function whose name
+// contains one of serverFuncs) outside the handler (no function whose name
+// contains one of inside). It calls check, if not nil, with each sample and
+// its class.
+func classify(ps []*profile.Profile, runID string, inside, serverFuncs []string, check ...func(s *profile.Sample, class string)) (plain, labelled, conn int64) {
+	for _, p := range ps {
+		for _, s := range p.Sample {
+			class := ""
+			switch {
+			case profiletest.HasFunc(s, "workWithoutBaggage"):
+				plain += s.Value[0]
+				class = "plain"
+			case profiletest.HasFunc(s, "workWithBaggage"):
+				labelled += s.Value[0]
+				class = "labelled"
+			case hasAny(s, inside):
+				// The handler's and the middleware's own work: labelled for
+				// a request with baggage, not for one without.
+			case hasAny(s, serverFuncs):
+				conn += s.Value[0]
+				class = "conn"
+			}
+			for _, f := range check {
+				if class != "" {
+					f(s, class)
+				}
+			}
+		}
+	}
+	return plain, labelled, conn
+}
+
+// leakSamples checks the profile and returns what [classify] counts: no
+// sample without baggage and none of the server's code outside the handler
+// (reading the next request, finishing a response) carries a k6 label, and
+// every sample with baggage carries runID.
+func leakSamples(t testing.TB, p *profile.Profile, runID string, inside, serverFuncs []string) (plain, labelled, conn int64) {
 	t.Helper()
 	hasK6 := func(s *profile.Sample) bool {
 		for k := range s.Label {
@@ -196,28 +285,17 @@ func leakSamples(t testing.TB, p *profile.Profile, runID string, serverFuncs ...
 		}
 		return false
 	}
-	for _, s := range p.Sample {
+	plain, labelled, conn = classify([]*profile.Profile{p}, runID, inside, serverFuncs, func(s *profile.Sample, class string) {
 		switch {
-		case profiletest.HasFunc(s, "workWithoutBaggage"):
-			plain += s.Value[0]
-			if hasK6(s) {
-				t.Errorf("a sample of a request without baggage carries k6 labels: %v", profiletest.Labels(s))
-			}
-		case profiletest.HasFunc(s, "workWithBaggage"):
-			labelled += s.Value[0]
-			if profiletest.Labels(s)["k6_test_run_id"] != runID {
-				t.Errorf("a sample of a request with baggage has labels %v, want k6_test_run_id=%s", profiletest.Labels(s), runID)
-			}
-		case hasAny(s, serverFuncs):
-			// The server's own work on a connection (reading the next
-			// request, writing a response) happens outside k6labels.Do:
-			// labels there would have leaked from a previous request.
-			conn += s.Value[0]
-			if hasK6(s) && !profiletest.HasFunc(s, "k6labels.Do") {
-				t.Errorf("a sample of the server's connection code outside the handler carries k6 labels: %v", profiletest.Labels(s))
-			}
+		case class == "plain" && hasK6(s):
+			t.Errorf("a sample of a request without baggage carries k6 labels: %v", profiletest.Labels(s))
+		case class == "labelled" && profiletest.Labels(s)["k6_test_run_id"] != runID:
+			t.Errorf("a sample of a request with baggage has labels %v, want k6_test_run_id=%s", profiletest.Labels(s), runID)
+		case class == "conn" && hasK6(s):
+			// Labels here would have leaked from a previous request.
+			t.Errorf("a sample of the server's connection code outside the handler carries k6 labels: %v", profiletest.Labels(s))
 		}
-	}
+	})
 	if plain == 0 || labelled == 0 {
 		t.Fatalf("profile too thin to judge: %d samples without baggage, %d with", plain, labelled)
 	}
