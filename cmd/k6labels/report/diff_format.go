@@ -18,24 +18,25 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		return writeJSON(w, d.jsonDiff())
 	}
 	heading(w, f, 2, "k6labels diff: "+d.measure()+", before → after")
-	fmt.Fprintf(w, "before: %s, %s%s\n", d.Before.Source, runOf(d.Before), elapsed(d.Before))
-	fmt.Fprintf(w, "after:  %s, %s%s\n", d.After.Source, runOf(d.After), elapsed(d.After))
+	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before), elapsed(d.Before))
+	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After), elapsed(d.After))
 	if d.MatchName {
-		fmt.Fprintln(w, "Rows are matched by their full k6_name.")
+		itemf(w, f, "Rows are matched by their full k6_name.")
 	} else {
-		fmt.Fprintln(w, "Rows are matched by URL path: k6_name holds scheme://host:port, which may differ between runs (--match name to match full names).")
+		itemf(w, f, "Rows are matched by URL path: k6_name holds scheme://host:port, which may differ between runs (--match name to match full names).")
 	}
 	switch {
 	case strings.HasPrefix(d.Normalize, "none"):
 		if d.PerRequest {
-			fmt.Fprintln(w, "Changes are not normalized for machine speed (raw = normalized).")
+			itemf(w, f, "Changes are not normalized for machine speed (raw = normalized).")
 		}
 	default:
-		fmt.Fprintf(w, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.\n",
+		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
 			signedPct(d.Speed-1), describeNormalize(d.Normalize))
 	}
-	fmt.Fprintf(w, "Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.\n\n",
+	itemf(w, f, "Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
 		100*d.Alpha, d.Tested)
+	fmt.Fprintln(w)
 	var groups []Grouping
 	for _, dr := range d.Rows {
 		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, dr.By) }) {
@@ -86,7 +87,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range d.Notes {
-		fmt.Fprintf(w, "Note: %s.\n", n)
+		itemf(w, f, "Note: %s.", n)
 	}
 	return nil
 }

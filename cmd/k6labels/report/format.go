@@ -102,6 +102,15 @@ func heading(w io.Writer, f Format, level int, s string) {
 
 func groupTitle(g Grouping) string { return strings.Join(g, " × ") }
 
+// itemf writes one line of prose: as it is in text, as a list item in
+// markdown (where consecutive lines would run into one paragraph).
+func itemf(w io.Writer, f Format, format string, a ...any) {
+	if f == Markdown {
+		format = "- " + format
+	}
+	fmt.Fprintf(w, format+"\n", a...)
+}
+
 // Write writes the report in format f.
 func (r *Report) Write(w io.Writer, f Format) error {
 	if f == JSON {
@@ -112,14 +121,14 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		run = LabelRunID + "=" + r.RunID
 	}
 	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, run))
-	fmt.Fprintf(w, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).\n",
+	itemf(w, f, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).",
 		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
 		secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
 	if r.HasRequests {
-		fmt.Fprintf(w, "k6 results: %d requests from %s to %s (%.1fs).\n", r.Requests,
+		itemf(w, f, "k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
 	} else {
-		fmt.Fprintln(w, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
+		itemf(w, f, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
 	}
 	fmt.Fprintln(w)
 	var groups []Grouping
@@ -160,19 +169,30 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	}
 	if len(r.Unmatched) > 0 {
 		fmt.Fprintln(w, "k6 request names that no sample carries as k6_name (no CPU measured for them):")
+		if f == Markdown {
+			fmt.Fprintln(w)
+		}
 		for _, u := range r.Unmatched {
-			fmt.Fprintf(w, "  %s (%d requests)\n", u.Name, u.Requests)
+			if f == Markdown {
+				fmt.Fprintf(w, "- %s (%d requests)\n", u.Name, u.Requests)
+			} else {
+				fmt.Fprintf(w, "  %s (%d requests)\n", u.Name, u.Requests)
+			}
 		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "Note: %s.\n", n)
+		itemf(w, f, "Note: %s.", n)
 	}
-	fmt.Fprintln(w, "of all: share of all the CPU in the source; of k6: share of the k6-labelled CPU of the run;")
-	fmt.Fprintln(w, "(no k6 labels): samples without k6_test_run_id (runtime, background work, other clients).")
+	itemf(w, f, "of all: share of all the CPU in the source; of k6: share of the k6-labelled CPU of the run;")
+	itemf(w, f, "(no k6 labels): samples without k6_test_run_id (runtime, background work, other clients).")
 	if r.HasRequests {
-		fmt.Fprintf(w, "ms/request: the row's CPU / its http_reqs; the interval is the %.0f%% Poisson interval of the\n", 100*r.Confidence)
-		fmt.Fprintln(w, "row's sample count (sampling noise only), divided by the requests.")
+		sep := "\n"
+		if f == Markdown {
+			sep = " "
+		}
+		itemf(w, f, "ms/request: the row's CPU / its http_reqs; the interval is the %.0f%% Poisson interval of the%srow's sample count (sampling noise only), divided by the requests.",
+			100*r.Confidence, sep)
 	}
 	return nil
 }
