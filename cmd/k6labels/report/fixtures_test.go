@@ -431,3 +431,29 @@ func TestFixtureNoChangeDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestFixtureCSV: the report from k6's csv output of the local/ run has the
+// same requests in every row as from its json, and the same time range to
+// the second (k6 writes whole seconds in csv).
+func TestFixtureCSV(t *testing.T) {
+	js := fx4Report(t, report.Options{})
+	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := report.New(t.Context(), src, report.Options{K6: fxK6(t, "local/run-fx4.csv.gz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Rows) != len(js.Rows) || cs.Requests != js.Requests {
+		t.Fatalf("csv: %d rows, %d requests; json: %d rows, %d requests", len(cs.Rows), cs.Requests, len(js.Rows), js.Requests)
+	}
+	for i, row := range cs.Rows {
+		if want := js.Rows[i]; row.Key() != want.Key() || row.Requests != want.Requests || row.PerRequest != want.PerRequest {
+			t.Errorf("csv row %s: %d requests, %v; json row %s: %d, %v", row.Key(), row.Requests, row.PerRequest, want.Key(), want.Requests, want.PerRequest)
+		}
+	}
+	if cs.Start.Unix() != js.Start.Unix() || cs.End.Unix() != js.End.Unix() {
+		t.Errorf("csv range %s – %s, json %s – %s", cs.Start, cs.End, js.Start, js.End)
+	}
+}
