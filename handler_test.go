@@ -27,6 +27,7 @@ func serve(h http.Handler, lines ...string) {
 	h.ServeHTTP(httptest.NewRecorder(), r)
 }
 
+// The x/k6-compatible entry point, with the process-wide registry.
 func TestHandlerLabelsGoroutineAndContext(t *testing.T) {
 	resetState(t)
 	var got map[string]string
@@ -46,7 +47,8 @@ func TestHandlerLabelsGoroutineAndContext(t *testing.T) {
 }
 
 func TestHandlerPassesThroughWithoutK6(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	for _, lines := range [][]string{nil, {"userId=alice"}, {"k6.test_run_id=undefined"}} {
 		var sameRequest bool
 		r := httptest.NewRequest("GET", "/", nil)
@@ -55,7 +57,7 @@ func TestHandlerPassesThroughWithoutK6(t *testing.T) {
 		}
 		NewHandler(http.HandlerFunc(func(w http.ResponseWriter, got *http.Request) {
 			sameRequest = got == r
-		})).ServeHTTP(httptest.NewRecorder(), r)
+		}), WithRegistry(reg)).ServeHTTP(httptest.NewRecorder(), r)
 		if !sameRequest {
 			t.Errorf("baggage %q: the request was replaced", lines)
 		}
@@ -66,14 +68,15 @@ func TestHandlerPassesThroughWithoutK6(t *testing.T) {
 // live only on the goroutine, where pprof.Do would restore those of the
 // request context (none here).
 func TestHandlerRestoresGoroutineLabels(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	outer := pprof.WithLabels(context.Background(), pprof.Labels("service", "api"))
 	before := labelPointer(outer)
 	prev := getProfLabel()
 	defer setProfLabel(prev)
 
 	pprof.SetGoroutineLabels(outer)
-	serve(LabelsFromBaggageHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), "k6.scenario=s")
+	serve(NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRegistry(reg)), "k6.scenario=s")
 	if getProfLabel() != before {
 		t.Error("labels not restored after the handler returned")
 	}
@@ -84,7 +87,7 @@ func TestHandlerRestoresGoroutineLabels(t *testing.T) {
 				t.Error("the panic was swallowed")
 			}
 		}()
-		serve(NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })), "k6.scenario=s")
+		serve(NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }), WithRegistry(reg)), "k6.scenario=s")
 	}()
 	if getProfLabel() != before {
 		t.Error("labels not restored after the handler panicked")
@@ -92,9 +95,10 @@ func TestHandlerRestoresGoroutineLabels(t *testing.T) {
 }
 
 func TestMiddleware(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	var got string
-	mw := Middleware(WithQueryStrings(true))
+	mw := Middleware(WithRegistry(reg), WithQueryStrings(true))
 	serve(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = pprof.Label(r.Context(), "k6_name")
 	})), "k6.name=/bike?id=1")
@@ -129,12 +133,13 @@ type uncomparableContext struct {
 }
 
 func TestHandlerWithUncomparableContext(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	var got []string
 	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, _ := pprof.Label(r.Context(), "k6_scenario")
 		got = append(got, v)
-	}))
+	}), WithRegistry(reg))
 	for _, lines := range [][]string{{"k6.scenario=s"}, {"a=1"}} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r = r.WithContext(uncomparableContext{Context: r.Context(), tags: []string{"x"}})

@@ -11,11 +11,38 @@ import (
 	"unicode/utf8"
 )
 
-// resetState gives a test a fresh process-wide registry and counters, so that
-// caps and counts seen by one test do not leak into another.
+// resetState gives a test a fresh process-wide registry and counters, and
+// puts the previous one back when the test ends. Only tests of the
+// process-wide defaults need it, and they cannot run in parallel; every
+// other test uses a Registry of its own (WithRegistry(NewRegistry(0))).
 func resetState(t *testing.T) {
 	t.Helper()
+	prev := defaultRegistry
 	defaultRegistry = NewRegistry(0)
+	t.Cleanup(func() { defaultRegistry = prev })
+}
+
+// A Labeler with a Registry of its own counts and caches there and leaves
+// the process-wide one alone; without one it uses the process-wide one. This
+// is what lets the other tests run in parallel.
+func TestWithRegistryIsolates(t *testing.T) {
+	resetState(t)
+	own := NewRegistry(0)
+	line := []string{"k6.scenario=s, k6.name=n, k6.other=x"}
+	NewLabeler(WithRegistry(own)).Context(context.Background(), line)
+	if s := Stats(); s != (Counters{}) {
+		t.Errorf("process-wide Stats() = %+v after a Labeler with its own Registry, want zero", s)
+	}
+	if s := own.Stats(); s.Labelled != 1 {
+		t.Errorf("own Registry's Stats() = %+v, want 1 labelled", s)
+	}
+	if _, ok := defaultRegistry.names["k6_other"]; ok {
+		t.Error("the process-wide registry recorded a name of a Labeler with its own Registry")
+	}
+	NewLabeler().Context(context.Background(), line)
+	if s := Stats(); s.Labelled != 1 {
+		t.Errorf("process-wide Stats() = %+v after a default Labeler, want 1 labelled", s)
+	}
 }
 
 func labelsOf(ctx context.Context) map[string]string {
@@ -99,8 +126,9 @@ func TestContextLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resetState(t)
-			got := contextLabels(NewLabeler(), tt.lines...)
+			t.Parallel()
+			reg := NewRegistry(0)
+			got := contextLabels(NewLabeler(WithRegistry(reg)), tt.lines...)
 			if !maps.Equal(got, tt.want) {
 				t.Errorf("labels = %q, want %q", got, tt.want)
 			}
@@ -114,12 +142,13 @@ func TestContextLabels(t *testing.T) {
 }
 
 func TestMaxLabels(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	var members []string
 	for i := range 12 {
 		members = append(members, "k6.m"+strconv.Itoa(10+i)+"=v")
 	}
-	got := contextLabels(NewLabeler(), strings.Join(members, ","))
+	got := contextLabels(NewLabeler(WithRegistry(reg)), strings.Join(members, ","))
 	if len(got) != DefaultMaxLabels {
 		t.Fatalf("got %d labels, want %d: %v", len(got), DefaultMaxLabels, got)
 	}
@@ -128,17 +157,18 @@ func TestMaxLabels(t *testing.T) {
 			t.Errorf("the first %d members should be kept; missing k6_m%d", DefaultMaxLabels, 10+i)
 		}
 	}
-	if s := Stats(); s.Skipped != 4 {
+	if s := reg.Stats(); s.Skipped != 4 {
 		t.Errorf("Skipped = %d, want 4", s.Skipped)
 	}
-	if got := contextLabels(NewLabeler(WithMaxLabels(2)), strings.Join(members, ",")); len(got) != 2 {
+	if got := contextLabels(NewLabeler(WithRegistry(reg), WithMaxLabels(2)), strings.Join(members, ",")); len(got) != 2 {
 		t.Errorf("WithMaxLabels(2): got %v", got)
 	}
 }
 
 func TestOptions(t *testing.T) {
-	resetState(t)
-	got := contextLabels(NewLabeler(WithQueryStrings(true), WithMaxValueBytes(16)), "k6.name=/bike?id=3&x=y&z=1234567")
+	t.Parallel()
+	reg := NewRegistry(0)
+	got := contextLabels(NewLabeler(WithRegistry(reg), WithQueryStrings(true), WithMaxValueBytes(16)), "k6.name=/bike?id=3&x=y&z=1234567")
 	if got["k6_name"] != "/bike?id=3&x=y&z" {
 		t.Errorf("k6_name = %q, want the query kept and cut at 16 bytes", got["k6_name"])
 	}
@@ -155,8 +185,9 @@ func TestOptions(t *testing.T) {
 }
 
 func TestCardinalityCap(t *testing.T) {
-	resetState(t)
-	l := NewLabeler(WithMaxValuesPerLabel(3))
+	t.Parallel()
+	reg := NewRegistry(0)
+	l := NewLabeler(WithRegistry(reg), WithMaxValuesPerLabel(3))
 	seen := map[string]bool{}
 	for i := range 10 {
 		got := contextLabels(l, "k6.scenario=s, k6.name=/user/"+strconv.Itoa(i))
@@ -173,19 +204,20 @@ func TestCardinalityCap(t *testing.T) {
 	if got := contextLabels(l, "k6.name=/user/1"); got["k6_name"] != "/user/1" {
 		t.Errorf("admitted value replaced: %v", got)
 	}
-	if s := Stats(); s.Overflowed != 7 {
+	if s := reg.Stats(); s.Overflowed != 7 {
 		t.Errorf("Overflowed = %d, want 7", s.Overflowed)
 	}
 }
 
 func TestLabelNameCap(t *testing.T) {
-	resetState(t)
-	l := NewLabeler()
+	t.Parallel()
+	reg := NewRegistry(0)
+	l := NewLabeler(WithRegistry(reg))
 	const junk = maxNames + 10
 	for i := range junk {
 		contextLabels(l, "k6.n"+strconv.Itoa(i)+"=v")
 	}
-	if n := len(defaultRegistry.names); n != maxNames {
+	if n := len(reg.names); n != maxNames {
 		t.Errorf("registry holds %d names, want the cap %d", n, maxNames)
 	}
 	// The names k6 sends were reserved: the flood of other names did not
@@ -204,17 +236,18 @@ func TestLabelNameCap(t *testing.T) {
 		t.Errorf("labels = %v, want %v", got, want)
 	}
 	admitted := maxNames - 3
-	if s, want := Stats().Skipped, uint64(junk-admitted+2); s != want {
+	if s, want := reg.Stats().Skipped, uint64(junk-admitted+2); s != want {
 		t.Errorf("Skipped = %d, want %d", s, want)
 	}
 }
 
 func TestLabelSetCacheBounded(t *testing.T) {
-	resetState(t)
-	l := NewLabeler(WithMaxValuesPerLabel(maxValuesLimit))
+	t.Parallel()
+	reg := NewRegistry(0)
+	l := NewLabeler(WithRegistry(reg), WithMaxValuesPerLabel(maxValuesLimit))
 	for i := range 3 * setSlots {
 		contextLabels(l, "k6.name=n"+strconv.Itoa(i)+strings.Repeat("x", i%200))
-		if b := defaultRegistry.setBytes.Load(); b > setBudget {
+		if b := reg.setBytes.Load(); b > setBudget {
 			t.Fatalf("set cache holds %d bytes, want at most %d", b, setBudget)
 		}
 	}
@@ -225,23 +258,25 @@ func TestLabelSetCacheBounded(t *testing.T) {
 }
 
 func TestLongKeySkipped(t *testing.T) {
-	resetState(t)
-	got := contextLabels(NewLabeler(), "k6."+strings.Repeat("k", maxNameBytes)+"=v, k6.scenario=s")
+	t.Parallel()
+	reg := NewRegistry(0)
+	got := contextLabels(NewLabeler(WithRegistry(reg)), "k6."+strings.Repeat("k", maxNameBytes)+"=v, k6.scenario=s")
 	if !maps.Equal(got, map[string]string{"k6_scenario": "s"}) {
 		t.Errorf("labels = %v", got)
 	}
-	if s := Stats(); s.Skipped != 1 {
+	if s := reg.Stats(); s.Skipped != 1 {
 		t.Errorf("Skipped = %d, want 1", s.Skipped)
 	}
 }
 
 func TestStatsCounters(t *testing.T) {
-	resetState(t)
-	l := NewLabeler()
+	t.Parallel()
+	reg := NewRegistry(0)
+	l := NewLabeler(WithRegistry(reg))
 	l.Context(context.Background(), []string{"k6.scenario=s, broken"})
 	l.Context(context.Background(), []string{"no=k6"})
 	l.Context(context.Background(), []string{"k6.scenario=s, pad=" + strings.Repeat("p", 9000)})
-	s := Stats()
+	s := reg.Stats()
 	want := Counters{Labelled: 2, Skipped: 1, Truncated: 1}
 	if s != want {
 		t.Errorf("Stats() = %+v, want %+v", s, want)
@@ -249,9 +284,10 @@ func TestStatsCounters(t *testing.T) {
 }
 
 func TestContextMergesParentLabels(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	parent := pprof.WithLabels(context.Background(), pprof.Labels("service", "api", "k6_scenario", "old"))
-	ctx := NewLabeler().Context(parent, []string{"k6.scenario=new, k6.name=n"})
+	ctx := NewLabeler(WithRegistry(reg)).Context(parent, []string{"k6.scenario=new, k6.name=n"})
 	want := map[string]string{"service": "api", "k6_scenario": "new", "k6_name": "n"}
 	if got := labelsOf(ctx); !maps.Equal(got, want) {
 		t.Errorf("labels = %v, want %v", got, want)
@@ -262,20 +298,22 @@ func TestContextMergesParentLabels(t *testing.T) {
 }
 
 func TestContextWithoutK6ReturnsParent(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	parent := context.WithValue(context.Background(), struct{}{}, 1)
 	for _, lines := range [][]string{nil, {}, {""}, {"a=1"}, {"k6.scenario="}} {
-		if ctx := NewLabeler().Context(parent, lines); ctx != parent {
+		if ctx := NewLabeler(WithRegistry(reg)).Context(parent, lines); ctx != parent {
 			t.Errorf("Context(%q) returned a new context", lines)
 		}
 	}
 }
 
 func TestContextKeepsParentValuesAndCancel(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	type key struct{}
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-	ctx := NewLabeler().Context(parent, []string{"k6.scenario=s"})
+	ctx := NewLabeler(WithRegistry(reg)).Context(parent, []string{"k6.scenario=s"})
 	if ctx.Value(key{}) != "v" {
 		t.Error("parent value lost")
 	}
@@ -289,8 +327,9 @@ func TestContextKeepsParentValuesAndCancel(t *testing.T) {
 }
 
 func TestMembersAndBaggage(t *testing.T) {
-	resetState(t)
-	ctx := NewLabeler().Context(context.Background(), []string{"k6.test_run_id=r1, other=x, k6.scenario=s, k6.name=get my bike, k6.test_run_id=r2"})
+	t.Parallel()
+	reg := NewRegistry(0)
+	ctx := NewLabeler(WithRegistry(reg)).Context(context.Background(), []string{"k6.test_run_id=r1, other=x, k6.scenario=s, k6.name=get my bike, k6.test_run_id=r2"})
 	want := []Member{{"k6.name", "get my bike"}, {"k6.scenario", "s"}, {"k6.test_run_id", "r2"}}
 	got := Members(ctx)
 	if len(got) != len(want) {
@@ -313,11 +352,11 @@ func TestMembersAndBaggage(t *testing.T) {
 	}
 	// A key that is not a valid baggage key goes downstream as the key its
 	// label name stands for, so the next service makes the same label.
-	odd := NewLabeler().Context(context.Background(), []string{`k6.bad key=1, k6.x"y=2, k6.ok-key=3`})
+	odd := NewLabeler(WithRegistry(reg)).Context(context.Background(), []string{`k6.bad key=1, k6.x"y=2, k6.ok-key=3`})
 	if b := Baggage(odd); b != "k6.bad_key=1,k6.ok_key=3,k6.x_y=2" {
 		t.Errorf("Baggage = %q", b)
 	}
-	if got, want := contextLabels(NewLabeler(), Baggage(odd)), labelsOf(odd); !maps.Equal(got, want) {
+	if got, want := contextLabels(NewLabeler(WithRegistry(reg)), Baggage(odd)), labelsOf(odd); !maps.Equal(got, want) {
 		t.Errorf("labels downstream = %v, want %v", got, want)
 	}
 	if Members(context.Background()) != nil || Baggage(context.Background()) != "" {
@@ -341,9 +380,10 @@ func TestParseBaggage(t *testing.T) {
 // A header line served from the line cache counts like a parsed one, and
 // each Labeler keeps its own options.
 func TestLineCache(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	line := "k6.scenario=s, broken, k6.name=/bike?id=1"
-	keep, drop := NewLabeler(WithQueryStrings(true)), NewLabeler()
+	keep, drop := NewLabeler(WithRegistry(reg), WithQueryStrings(true)), NewLabeler(WithRegistry(reg))
 	for range 3 {
 		if got := contextLabels(keep, line)["k6_name"]; got != "/bike?id=1" {
 			t.Fatalf("WithQueryStrings(true): k6_name = %q", got)
@@ -352,11 +392,11 @@ func TestLineCache(t *testing.T) {
 			t.Fatalf("default: k6_name = %q", got)
 		}
 	}
-	if s := Stats(); s.Labelled != 6 || s.Skipped != 6 {
+	if s := reg.Stats(); s.Labelled != 6 || s.Skipped != 6 {
 		t.Errorf("Stats() = %+v, want 6 labelled and 6 skipped", s)
 	}
 	// Lines that collide in the cache replace each other and stay right.
-	wide := NewLabeler(WithMaxValuesPerLabel(maxValuesLimit))
+	wide := NewLabeler(WithRegistry(reg), WithMaxValuesPerLabel(maxValuesLimit))
 	for i := range 4 * lineSlots {
 		v := strconv.Itoa(i % (2 * lineSlots))
 		if got := contextLabels(wide, "k6.name="+v)["k6_name"]; got != v {

@@ -17,13 +17,14 @@ func serveThrough(h func(http.Handler) http.Handler, r *http.Request) map[string
 }
 
 func TestWithNameFormatter(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	var calls []string
 	hook := func(r *http.Request, name string) string {
 		calls = append(calls, name)
 		return r.Header.Get("Route")
 	}
-	mw := Middleware(WithNameFormatter(hook))
+	mw := Middleware(WithRegistry(reg), WithNameFormatter(hook))
 	req := func(baggage, route string) *http.Request {
 		r := httptest.NewRequest("GET", "/bike/7", nil)
 		r.Header.Set("Baggage", baggage)
@@ -44,7 +45,7 @@ func TestWithNameFormatter(t *testing.T) {
 	}
 	// Members and Baggage tell the name the hook gave.
 	var bag string
-	Middleware(WithNameFormatter(hook))(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { bag = Baggage(r.Context()) })).
+	Middleware(WithRegistry(reg), WithNameFormatter(hook))(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { bag = Baggage(r.Context()) })).
 		ServeHTTP(httptest.NewRecorder(), req("k6.name=x", "/route"))
 	if bag != "k6.name=/route" {
 		t.Errorf("Baggage = %q", bag)
@@ -54,9 +55,9 @@ func TestWithNameFormatter(t *testing.T) {
 // A named request served from the caches costs what an unnamed one does:
 // one allocation.
 func TestNamedRequestAllocations(t *testing.T) {
-	resetState(t)
+	reg := NewRegistry(0)
 	mux := http.NewServeMux()
-	mux.Handle("GET /bike/{id}", NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRoutePattern()))
+	mux.Handle("GET /bike/{id}", NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRegistry(reg), WithRoutePattern()))
 	w := httptest.NewRecorder()
 	var rs []*http.Request
 	for _, id := range []string{"1", "2", "3"} {
@@ -75,9 +76,10 @@ func TestNamedRequestAllocations(t *testing.T) {
 }
 
 func TestWithNameFunc(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	type routeKey struct{}
-	l := NewLabeler(WithNameFunc(func(ctx context.Context, name string) string {
+	l := NewLabeler(WithRegistry(reg), WithNameFunc(func(ctx context.Context, name string) string {
 		r, _ := ctx.Value(routeKey{}).(string)
 		return r
 	}))
@@ -91,14 +93,15 @@ func TestWithNameFunc(t *testing.T) {
 // A CONNECT request that the mux redirects to add a trailing slash is named
 // by the pattern it is redirected to, as every other method is.
 func TestWithServeMuxConnectRedirect(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/tree/{rest...}", func(http.ResponseWriter, *http.Request) {})
 	for _, method := range []string{"GET", "CONNECT"} {
 		var got string
 		h := NewHandler(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			got, _ = pprof.Label(r.Context(), "k6_name")
-		}), WithServeMux(mux))
+		}), WithRegistry(reg), WithServeMux(mux))
 		r := httptest.NewRequest(method, "/tree", nil)
 		r.Header.Set("Baggage", "k6.name=http://h/tree?id=1")
 		h.ServeHTTP(httptest.NewRecorder(), r)
@@ -110,17 +113,18 @@ func TestWithServeMuxConnectRedirect(t *testing.T) {
 
 // A request that passes three nested handlers is counted once.
 func TestStatsCountRequestsOnce(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for range 3 {
-		h = NewHandler(h)
+		h = NewHandler(h, WithRegistry(reg))
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("Baggage", "k6.scenario=s")
 	for range 2 {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
-	if got := Stats().Labelled; got != 2 {
+	if got := reg.Stats().Labelled; got != 2 {
 		t.Errorf("Labelled = %d for 2 requests through 3 handlers, want 2", got)
 	}
 }
@@ -128,7 +132,8 @@ func TestStatsCountRequestsOnce(t *testing.T) {
 // A k6.name URL sent fully percent-encoded (encodeURIComponent) loses its
 // query string too; an escaped '?' inside a URL sent as is stays.
 func TestEncodedURLName(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	for line, want := range map[string]string{
 		"k6.name=http%3A%2F%2Fh%2Fbike%3Fid%3D3":    "http://h/bike",
 		"k6.name=%2Fbike%3Fid%3D3%23top":            "/bike",
@@ -136,7 +141,7 @@ func TestEncodedURLName(t *testing.T) {
 		"k6.name=order%3Fbike":                      "order?bike",
 		"k6.name=http%3A%2F%2Fh%2Fbike%3Fid%3D3%25": "http://h/bike",
 	} {
-		if got := contextLabels(NewLabeler(), line)["k6_name"]; got != want {
+		if got := contextLabels(NewLabeler(WithRegistry(reg)), line)["k6_name"]; got != want {
 			t.Errorf("%s: k6_name = %q, want %q", line, got, want)
 		}
 	}

@@ -100,7 +100,8 @@ func TestWithRoutePattern(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resetState(t)
+			t.Parallel()
+			reg := NewRegistry(0)
 			var probe http.Handler
 			mux := http.NewServeMux()
 			// The probe is looked up at serve time so that it can be the
@@ -117,12 +118,12 @@ func TestWithRoutePattern(t *testing.T) {
 				mux.Handle("/", route)
 				wrap = func(inner http.Handler) http.Handler {
 					probe = inner
-					return NewHandler(mux, opts...)
+					return NewHandler(mux, append([]Option{WithRegistry(reg)}, opts...)...)
 				}
 			} else {
 				wrap = func(inner http.Handler) http.Handler {
 					probe = inner
-					m := Middleware(opts...)
+					m := Middleware(append([]Option{WithRegistry(reg)}, opts...)...)
 					mux.Handle("GET /bike/{id}", m(route))
 					mux.Handle("/static/", m(route))
 					mux.Handle("/", m(route))
@@ -139,13 +140,14 @@ func TestWithRoutePattern(t *testing.T) {
 
 // The pattern also feeds Members and Baggage: one label core for all views.
 func TestWithRoutePatternMembers(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	mux := http.NewServeMux()
 	var members []Member
 	var baggage string
 	mux.Handle("GET /bike/{id}", NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		members, baggage = Members(r.Context()), Baggage(r.Context())
-	}), WithRoutePattern()))
+	}), WithRegistry(reg), WithRoutePattern()))
 	r := httptest.NewRequest("GET", "/bike/7", nil)
 	r.Header.Set("Baggage", "k6.scenario=m, k6.name=http://x/bike/7")
 	mux.ServeHTTP(httptest.NewRecorder(), r)
@@ -163,8 +165,9 @@ func TestWithRoutePatternMembers(t *testing.T) {
 
 // A Labeler used directly sees no request: the option changes nothing.
 func TestWithRoutePatternLabeler(t *testing.T) {
-	resetState(t)
-	ctx := NewLabeler(WithRoutePattern()).Context(context.Background(), []string{routeHeader})
+	t.Parallel()
+	reg := NewRegistry(0)
+	ctx := NewLabeler(WithRegistry(reg), WithRoutePattern()).Context(context.Background(), []string{routeHeader})
 	if got := routeLabels(ctx)["k6_name"]; got != "http://localhost:5000/bike/42" {
 		t.Errorf("k6_name = %q, want the name k6 sent", got)
 	}
@@ -201,12 +204,13 @@ func TestCleanValue(t *testing.T) {
 
 // A pattern with bytes that are not UTF-8 still gives valid labels end to end.
 func TestWithRoutePatternInvalidPattern(t *testing.T) {
-	resetState(t)
+	t.Parallel()
+	reg := NewRegistry(0)
 	mux := http.NewServeMux()
 	var got map[string]string
 	mux.Handle("/\xff/", NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = routeLabels(r.Context())
-	}), WithRoutePattern()))
+	}), WithRegistry(reg), WithRoutePattern()))
 	r := httptest.NewRequest("GET", "/%FF/a", nil)
 	r.Header.Set("Baggage", "k6.name=n")
 	w := httptest.NewRecorder()
@@ -223,8 +227,9 @@ func TestWithRoutePatternInvalidPattern(t *testing.T) {
 // One Middleware (one Labeler) on several routes: the same header line must
 // give each route its own pattern, so results cannot be cached by line alone.
 func TestWithRoutePatternSharedLabeler(t *testing.T) {
-	resetState(t)
-	use := Middleware(WithRoutePattern())
+	t.Parallel()
+	reg := NewRegistry(0)
+	use := Middleware(WithRegistry(reg), WithRoutePattern())
 	var got string
 	probe := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = pprof.Label(r.Context(), "k6_name")
