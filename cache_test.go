@@ -54,6 +54,7 @@ func labelsEqual(a, b []label) bool {
 }
 
 func TestWithoutQueries(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ line, want string }{
 		{"k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car?id=7", "k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car"},
 		{"k6.name=/a?x, k6.scenario=s, k6.name = /b#f ;p", "k6.name=/a, k6.scenario=s, k6.name = /b"},

@@ -46,6 +46,7 @@ func (r *Registry) values(name string) int {
 // each is labelled with its own id, and the registry never holds more than
 // the runs of the last window.
 func TestSequentialRunsKeepTheirIDs(t *testing.T) {
+	t.Parallel()
 	const window = 5 * time.Minute
 	r, clock := newTestRegistry(window)
 	l := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(10))
@@ -75,6 +76,7 @@ func TestSequentialRunsKeepTheirIDs(t *testing.T) {
 // value in use keeps its label; once the flood's values have aged out, new
 // values are admitted again.
 func TestFloodOverflowsWithinWindow(t *testing.T) {
+	t.Parallel()
 	const window = time.Minute
 	r, clock := newTestRegistry(window)
 	l := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(3))
@@ -108,6 +110,7 @@ func TestFloodOverflowsWithinWindow(t *testing.T) {
 // A value carried by requests all the time is never evicted, however long
 // the process lives, while values that stop are.
 func TestValueInUseIsNeverEvicted(t *testing.T) {
+	t.Parallel()
 	const window = time.Minute
 	r, clock := newTestRegistry(window)
 	l := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(2))
@@ -131,6 +134,7 @@ func TestValueInUseIsNeverEvicted(t *testing.T) {
 // A client sending OverflowValue gets it as its label without taking a
 // value's place.
 func TestOverflowLiteralTakesNoPlace(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRegistry(time.Minute)
 	l := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(2))
 	for range 3 {
@@ -151,6 +155,7 @@ func TestOverflowLiteralTakesNoPlace(t *testing.T) {
 // Label names beyond the cap are dropped within a window and admitted again
 // once the flood of names has aged out.
 func TestNamesAreEvicted(t *testing.T) {
+	t.Parallel()
 	const window = time.Minute
 	r, clock := newTestRegistry(window)
 	l := NewLabeler(WithRegistry(r))
@@ -173,6 +178,7 @@ func TestNamesAreEvicted(t *testing.T) {
 // answer from a Labeler whatever the layout of the header that carries it,
 // including from the line cache after another Labeler admitted the value.
 func TestOneAnswerAcrossLabelersAndLayouts(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRegistry(time.Minute)
 	small := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(2))
 	big := NewLabeler(WithRegistry(r), WithMaxValuesPerLabel(1000))
