@@ -122,9 +122,10 @@ func separators(s string) int {
 	nonZero := func(x uint64) uint64 { return ((x & lows) + lows | x) & highs }
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if nonZero(v^(ones*','))&nonZero(v^(ones*' '))&nonZero(v^(ones*'\t')) != 0 {
+		w := s[i : i+8] // constant indexes below: one 8-byte load
+		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if v != ones*',' && nonZero(v^(ones*','))&nonZero(v^(ones*' '))&nonZero(v^(ones*'\t')) != 0 {
 			break
 		}
 	}

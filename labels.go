@@ -108,35 +108,84 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool, a *arena) string
 func decodeClean(raw string, maxBytes int, a *arena) string {
 	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
 	var classes byte // of every decoded byte, ORed
-	n := 0
-	for i := 0; i < len(raw) && n < len(buf); n++ {
-		c := raw[i]
-		i++
-		if c == '%' && i+1 < len(raw) {
-			if h, l := unhexTable[raw[i]], unhexTable[raw[i+1]]; h|l < 16 {
-				c = h<<4 | l
-				i += 2
+	n, i := 0, 0
+	for n < len(buf) && i < len(raw) {
+		// A run of escapes, three bytes a step.
+		dst := buf[n:min(len(buf), n+(len(raw)-i)/3)]
+		src := raw[i : i+3*len(dst)]
+		k := 0
+		for ; k < len(dst); k++ {
+			w := src[3*k : 3*k+3]
+			h, l := unhexTable[w[1]], unhexTable[w[2]]
+			if w[0] != '%' || h|l > 0xf {
+				break
 			}
+			c := h<<4 | l
+			dst[k] = c
+			classes |= byteClass[c]
 		}
+		n, i = n+k, i+3*k
+		if n == len(buf) || i == len(raw) {
+			break
+		}
+		c := raw[i] // not an escape, or a '%' kept as written
 		buf[n] = c
 		classes |= byteClass[c]
+		n++
+		i++
 	}
 	if classes == 0 { // printable ASCII: only cut
 		return a.string(buf[:min(n, maxBytes)])
 	}
-	return cleanBytes(buf[:n], maxBytes, a)
+	return cleanBytes(buf[:n], maxBytes, classes, a)
 }
 
-// byteClass is 0 for printable ASCII, non-zero for the bytes cleanBytes
-// must look at.
+// byteClass tells cleanBytes which checks a byte calls for: none for
+// printable ASCII.
 var byteClass = func() (t [256]byte) {
 	for c := range t {
-		if c < 0x20 || c >= 0x7f {
-			t[c] = 1
+		switch {
+		case c < 0x20 || c == 0x7f:
+			t[c] = controlByte
+		case c == 0xc2:
+			t[c] = nonASCII | maybeC1
+		case c >= 0x80:
+			t[c] = nonASCII
 		}
 	}
 	return t
 }()
+
+// validNoC1 reports whether b is valid UTF-8 without the C1 controls
+// (U+0080-U+009F, 0xc2 0x80-0x9f). Two-byte characters, what escapes of
+// accented text make, are checked inline.
+func validNoC1(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c < utf8.RuneSelf:
+			i++
+		case 0xc2 <= c && c <= 0xdf:
+			if i+1 == len(b) || b[i+1]&0xc0 != 0x80 || c == 0xc2 && b[i+1] < 0xa0 {
+				return false
+			}
+			i += 2
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return false
+			}
+			i += size
+		}
+	}
+	return true
+}
+
+const (
+	controlByte = 1 << iota // C0 or DEL: rewritten
+	nonASCII                // UTF-8 to validate
+	maybeC1                 // 0xc2, which starts the C1 controls U+0080-U+009F
+)
 
 // unhexTable maps a hex digit to its value and every other byte to 0xff.
 var unhexTable = func() (t [256]byte) {
@@ -157,14 +206,20 @@ func cleanValue(s string, maxBytes int) string {
 		return s[:min(len(s), maxBytes)]
 	}
 	var a arena
-	return strings.Clone(cleanBytes([]byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)]), maxBytes, &a))
+	b := []byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)])
+	var classes byte
+	for _, c := range b {
+		classes |= byteClass[c]
+	}
+	return strings.Clone(cleanBytes(b, maxBytes, classes, &a))
 }
 
 // cleanBytes is cleanValue for bytes b that may be reused, with the result
-// in a. Valid UTF-8 without control characters, the common case, is only
-// cut; anything else is rewritten rune by rune.
-func cleanBytes(b []byte, maxBytes int, a *arena) string {
-	if n, ok := cleanPrefix(b, maxBytes); ok {
+// in a; classes is the byteClass of every byte of b, ORed. Valid UTF-8
+// without control characters, the common case, is only cut; anything else
+// is rewritten rune by rune.
+func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
+	if n, ok := cleanPrefix(b, maxBytes, classes); ok {
 		return a.string(b[:n])
 	}
 	out := a.reserve(maxBytes)
@@ -233,8 +288,11 @@ func (a *arena) commit(b []byte) string {
 // cleanPrefix returns the length of the longest prefix of b of at most
 // maxBytes that ends on a character boundary, and whether b up to that cut
 // is valid UTF-8 without control characters (C0, DEL, C1): then b[:n] is
-// what rewriting b rune by rune would make.
-func cleanPrefix(b []byte, maxBytes int) (int, bool) {
+// what rewriting b rune by rune would make. classes is as for cleanBytes.
+func cleanPrefix(b []byte, maxBytes int, classes byte) (int, bool) {
+	if classes&controlByte != 0 {
+		return 0, false
+	}
 	n := len(b)
 	if n > maxBytes {
 		// Cut at maxBytes, or before a character that starts before it
@@ -248,16 +306,8 @@ func cleanPrefix(b []byte, maxBytes int) (int, bool) {
 			n = start
 		}
 	}
-	b = b[:n]
-	if !utf8.Valid(b) {
+	if classes&nonASCII != 0 && !validNoC1(b[:n]) {
 		return 0, false
-	}
-	// Valid UTF-8: C0 and DEL are single bytes, C1 (U+0080-U+009F) is
-	// 0xc2 followed by 0x80-0x9f.
-	for i := 0; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c == 0x7f || c == 0xc2 && b[i+1] < 0xa0 {
-			return 0, false
-		}
 	}
 	return n, true
 }
