@@ -61,8 +61,8 @@ BENCH_OUT ?= bench-out
 
 ## bench-compare: docs/performance.md's tables in one run: BENCH_ROUNDS
 ## interleaved rounds of each test binary (the bench module against the
-## x/k6-like baseline, the -cpu 1,2,4,8 scaling, the root and k6grpc rows),
-## raw output in BENCH_OUT, then benchstat.
+## x/k6-like baseline, side-by-side ratios, the -cpu 1,2,4,8 scaling, the
+## root and k6grpc rows), raw output in BENCH_OUT, then benchstat.
 bench-compare:
 	@set -e; mkdir -p $(BENCH_OUT); \
 	(cd bench && go test -c -o $(CURDIR)/$(BENCH_OUT)/bench.test .); \
@@ -71,6 +71,7 @@ bench-compare:
 	rm -f $(BENCH_OUT)/*.txt; \
 	for i in $$(seq $(BENCH_ROUNDS)); do echo "round $$i of $(BENCH_ROUNDS)"; \
 		$(BENCH_OUT)/bench.test -test.run '^$$' -test.bench 'Handler|Mux|Unary' -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/compare.txt; \
+		$(BENCH_OUT)/bench.test -test.run '^$$' -test.bench 'Ratio' -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/ratio.txt; \
 		$(BENCH_OUT)/bench.test -test.run '^$$' -test.bench 'Parallel' -test.cpu 1,2,4,8 -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/parallel.txt; \
 		$(BENCH_OUT)/root.test -test.run '^$$' -test.bench 'Counters|LabelsNames' -test.cpu 1,2,4,8 -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/root.txt; \
 		$(BENCH_OUT)/k6grpc.test -test.run '^$$' -test.bench 'UnaryServerInterceptor' -test.benchmem -test.benchtime $(BENCH_TIME) >> $(BENCH_OUT)/k6grpc.txt; \
@@ -80,6 +81,7 @@ bench-compare:
 ## bench-tables: benchstat tables of the output bench-compare left in BENCH_OUT.
 bench-tables:
 	@cd $(BENCH_OUT) && \
+	$(BENCHSTAT) -filter '.unit:(%of-base OR base-ns/req OR ns/req)' -row .fullname ratio.txt && \
 	$(BENCHSTAT) -filter '.name:Handler' -col '/impl@(baseline k6labels bare)' -row /header compare.txt && \
 	$(BENCHSTAT) -filter '.name:Mux' -col '/impl@(k6labels k6labels-servemux k6labels-route k6labels-formatter baseline bare)' -row /traffic compare.txt && \
 	$(BENCHSTAT) -filter '.name:Unary' -col '/impl@(baseline k6labels)' -row /header compare.txt && \

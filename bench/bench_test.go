@@ -123,16 +123,42 @@ func BenchmarkHandler(b *testing.B) {
 // and without a name from the route. "repeated" sends one jslib header;
 // "ids1000" sends k6's default name for 1000 ids in the path, which the
 // route pattern turns into one name.
+// newMux returns a ServeMux with a route per vehicle kind, each route's
+// handler null wrapped by wrapRoute.
+func newMux(wrapRoute func(http.Handler) http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, p := range []string{"GET /bike/{id}", "GET /scooter/{id}", "GET /car/{id}", "GET /{$}"} {
+		mux.Handle(p, wrapRoute(null))
+	}
+	return mux
+}
+
+func same(h http.Handler) http.Handler { return h }
+
+type muxTraffic struct {
+	name string
+	rs   []*http.Request
+}
+
+// muxTraffics are the naming table's traffic: "repeated" sends one jslib
+// header; "ids1000" sends k6's default name for 1000 ids in the path, which
+// a route name turns into one name.
+func muxTraffics() []muxTraffic {
+	ids := make([]*http.Request, 1000)
+	for i := range ids {
+		p := "/bike/" + strconv.Itoa(i)
+		ids[i] = requests(p, repeated(jslib("http://localhost:5000"+p)))[0]
+	}
+	return []muxTraffic{
+		{"repeated", requests("/bike/3", repeated(jslib("http://localhost:5000/bike/3")))},
+		{"ids1000", ids},
+	}
+}
+
+// BenchmarkMux is the naming table: the k6labels handler around the mux (or
+// around each route's handler) with and without a name from the route.
 func BenchmarkMux(b *testing.B) {
 	reg := func() k6labels.Option { return k6labels.WithRegistry(k6labels.NewRegistry(0)) }
-	newMux := func(wrapRoute func(http.Handler) http.Handler) *http.ServeMux {
-		mux := http.NewServeMux()
-		for _, p := range []string{"GET /bike/{id}", "GET /scooter/{id}", "GET /car/{id}", "GET /{$}"} {
-			mux.Handle(p, wrapRoute(null))
-		}
-		return mux
-	}
-	same := func(h http.Handler) http.Handler { return h }
 	setups := []struct {
 		name string
 		h    func() http.Handler
@@ -155,20 +181,7 @@ func BenchmarkMux(b *testing.B) {
 			}))
 		}},
 	}
-	for _, tr := range []struct {
-		name string
-		rs   []*http.Request
-	}{
-		{"repeated", requests("/bike/3", repeated(jslib("http://localhost:5000/bike/3")))},
-		{"ids1000", func() []*http.Request {
-			rs := make([]*http.Request, 1000)
-			for i := range rs {
-				p := "/bike/" + strconv.Itoa(i)
-				rs[i] = requests(p, repeated(jslib("http://localhost:5000"+p)))[0]
-			}
-			return rs
-		}()},
-	} {
+	for _, tr := range muxTraffics() {
 		for _, s := range setups {
 			b.Run("traffic="+tr.name+"/impl="+s.name, func(b *testing.B) { serve(b, s.h(), tr.rs) })
 		}
