@@ -6,7 +6,7 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
-.PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk ci demo-smoke soak \
+.PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk bench-crafted ci demo-smoke soak \
 	test-gowork-off test-go1.27 release release-check consumer-check
 
 ## test: run every module's tests with the race detector.
@@ -58,6 +58,18 @@ bench:
 BENCH_ROUNDS ?= 10
 BENCH_TIME ?= 500ms
 BENCH_OUT ?= bench-out
+
+## bench-crafted: instructions per Labeler.Context call for each crafted header
+## of BenchmarkCrafted, counted by callgrind (needs valgrind): unlike times,
+## they do not depend on what else the machine runs.
+bench-crafted:
+	@command -v valgrind >/dev/null || { echo "bench-crafted needs valgrind (Debian: apt-get install valgrind)"; exit 1; }
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; go test -c -o "$$d/k6labels.test" .; \
+	for h in $$(sed -n 's/^\t\t{"\([A-Za-z0-9]*\)", \(true\|false\),.*/\1/p' crafted_test.go); do \
+		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$$d/cg" \
+			"$$d/k6labels.test" -test.run '^$$' -test.bench "Crafted/header=$$h\$$" -test.benchtime 3000x >/dev/null 2>&1; \
+		callgrind_annotate --inclusive=yes "$$d/cg" | awk -v h=$$h '/BenchmarkCrafted.func1 /{gsub(",","",$$1); printf "%-14s %6.1fk instructions\n", h, $$1/3000/1000; exit}'; \
+	done
 
 ## bench-compare: docs/performance.md's tables in one run: BENCH_ROUNDS
 ## interleaved rounds of each test binary (the bench module against the
