@@ -25,11 +25,6 @@ func TestConcurrentClients(t *testing.T) {
 	const clients = 64
 	perClient := pick(60, 1500)
 	const runID = "concurrency"
-	for c := range clients {
-		for n := range 5 {
-			admit(runID, "client"+strconv.Itoa(c), "/c/"+strconv.Itoa(c)+"/"+strconv.Itoa(n))
-		}
-	}
 	// Whatever the tests before left running is not this test's business;
 	// goroutines started from here on must all be gone at the end.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -73,7 +68,7 @@ func TestConcurrentClients(t *testing.T) {
 			}
 		}()
 		<-done
-	}))
+	}), ownRegistry())
 	srv := startServer(t, h, func(s *http.Server) { s.Protocols = h2cProtocols() })
 
 	var wg sync.WaitGroup

@@ -173,9 +173,9 @@ var garbageConfigs = []struct {
 // no panic, every label valid for Pyroscope and within the caps, the first
 // valid member kept, and Members/Baggage consistent with the labels.
 func TestGarbageLabeler(t *testing.T) {
-	admit(garbageRunID, "lines", "warm-up")
+	t.Parallel()
 	for _, cfg := range garbageConfigs {
-		l := k6labels.NewLabeler(cfg.opts...)
+		l := k6labels.NewLabeler(append([]k6labels.Option{ownRegistry()}, cfg.opts...)...)
 		for _, c := range garbageCases() {
 			what := cfg.name + "/" + c.name
 			ctx := l.Context(context.Background(), c.lines)
@@ -224,7 +224,6 @@ func garbageWork() { profiletest.Spin(2 * time.Millisecond) }
 // client library) while a CPU profile runs. The server never fails, the
 // handler sees only valid labels, and so does the profile.
 func TestGarbageHTTP(t *testing.T) {
-	admit(garbageRunID, "lines", "warm-up")
 	const maxValue = 64
 	cases := garbageCases()
 	var served atomic.Int64
@@ -243,7 +242,7 @@ func TestGarbageHTTP(t *testing.T) {
 			}
 		}
 		garbageWork()
-	}), k6labels.WithMaxValueBytes(maxValue))
+	}), ownRegistry(), k6labels.WithMaxValueBytes(maxValue))
 	srv := startServer(t, h, func(s *http.Server) { s.MaxHeaderBytes = 4 << 20 })
 
 	statuses := map[int]int{}
@@ -283,9 +282,9 @@ func TestGarbageHTTP(t *testing.T) {
 
 	// The server still serves ordinary k6 requests after all that.
 	got := ""
-	srv.Handler = k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv.Handler = k6labels.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = pprof.Label(r.Context(), "k6_scenario")
-	}))
+	}), ownRegistry())
 	status, err := rawRequest(srv.Addr, "GET / HTTP/1.1\r\nHost: x\r\nBaggage: k6.scenario=lines\r\nConnection: close\r\n\r\n")
 	if err != nil || status != http.StatusOK || got != "lines" {
 		t.Errorf("after the garbage: status %d, err %v, k6_scenario %q", status, err, got)

@@ -45,7 +45,8 @@ func connWork(n int) uint64 { return floodWork(n) }
 func TestNoLabelLeakAtScale(t *testing.T) {
 	for _, proto := range []string{"HTTP/1.1", "h2c"} {
 		t.Run(strings.ReplaceAll(proto, "/", ""), func(t *testing.T) {
-			p, runID := leakCheck(t, proto == "h2c", pick(4_000, 100_000), k6labels.LabelsFromBaggageHandler)
+			own := ownRegistry()
+			p, runID := leakCheck(t, proto == "h2c", pick(4_000, 100_000), func(h http.Handler) http.Handler { return k6labels.NewHandler(h, own) })
 			leakSamples(t, p, runID, httpInside, httpServer)
 			profiletest.CheckLabels(t, p, k6labels.DefaultMaxValueBytes)
 		})
@@ -57,7 +58,7 @@ func TestNoLabelLeakAtScale(t *testing.T) {
 // exists to avoid) must make the profile check fail over HTTP/1.1, where the
 // next request runs on the same goroutine.
 func TestLeakCheckCatchesLeak(t *testing.T) {
-	labeler := k6labels.NewLabeler()
+	labeler := k6labels.NewLabeler(ownRegistry())
 	leaky := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := labeler.Context(r.Context(), r.Header["Baggage"])
@@ -119,9 +120,6 @@ func leakCheck(t *testing.T, h2 bool, requests int, wrap func(http.Handler) http
 	// that a round adds samples of each kind.
 	const work = 80_000
 	runID := "leak-" + strconv.Itoa(requests)
-	for i := range 10 {
-		admit(runID, "alternate", "/leak/"+strconv.Itoa(i))
-	}
 	var (
 		plainLabelled atomic.Int64 // requests without baggage whose context had k6 labels
 		k6Missing     atomic.Int64 // requests with baggage without the right labels

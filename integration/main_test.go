@@ -36,17 +36,16 @@ func pick(ci, full int) int {
 }
 
 func TestMain(m *testing.M) {
-	// The label-name record of k6labels is process-wide and holds at most 32
-	// names; the three k6 sends are reserved in it. The garbage tests send
-	// many distinct k6.* keys and must not depend on running before or after
-	// the others, so the three names get a value each up front too. (The
-	// flood runs in a child process with a fresh registry, see
-	// flood_test.go.)
-	if os.Getenv(floodChildEnv) == "" {
-		admit("integration", "default", "warm-up")
-	}
 	// No goroutine may outlive the tests: servers and clients are shut down.
 	goleak.VerifyTestMain(m)
+}
+
+// ownRegistry gives a handler or Labeler a Registry of its own, so that its
+// caps and caches do not depend on what other tests sent before: only the
+// tests of the x/k6-compatible entry points use the process-wide one (and
+// the flood runs in a child process, see flood_test.go).
+func ownRegistry() k6labels.Option {
+	return k6labels.WithRegistry(k6labels.NewRegistry(0))
 }
 
 // admit records values for k6_test_run_id, k6_scenario and k6_name in the

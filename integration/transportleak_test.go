@@ -92,7 +92,6 @@ func protoName(h2 bool) string {
 // the unlabelled traffic.
 func transportLeak(t *testing.T, h2 bool, wrap func(http.RoundTripper) http.RoundTripper) *profile.Profile {
 	runID := "transport-leak"
-	admit(runID, "default", "first-call")
 
 	data := bytes.Repeat([]byte("k6labels"), transferBytes/8)
 	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +122,7 @@ func transportLeak(t *testing.T, h2 bool, wrap func(http.RoundTripper) http.Roun
 		if err := get(r.Context(), client, backend.URL+"/?n=1"); err != nil {
 			t.Error(err)
 		}
-	})))
+	}), ownRegistry()))
 	defer front.Close()
 	req, _ := http.NewRequest("GET", front.URL, nil)
 	req.Header.Set("Baggage", "k6.test_run_id="+runID+",k6.scenario=default,k6.name=first-call")

@@ -62,9 +62,9 @@ func workBoundHeader(shape string, n int) []string {
 var workBoundShapes = []string{"members", "value", "lines", "emptyLines"}
 
 func BenchmarkWorkBound(b *testing.B) {
-	admit("bench", "bench", "/items/1")
-	labeler := k6labels.NewLabeler()
-	handler := k6labels.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	own := ownRegistry()
+	labeler := k6labels.NewLabeler(own)
+	handler := k6labels.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), own)
 	for _, shape := range workBoundShapes {
 		for _, size := range workBoundSizes {
 			lines := workBoundHeader(shape, size.n)
@@ -89,9 +89,9 @@ func BenchmarkWorkBound(b *testing.B) {
 }
 
 func TestWorkBoundAllocs(t *testing.T) {
-	admit("bench", "bench", "/items/1")
-	labeler := k6labels.NewLabeler()
-	handler := k6labels.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	own := ownRegistry()
+	labeler := k6labels.NewLabeler(own)
+	handler := k6labels.NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), own)
 	for _, shape := range workBoundShapes {
 		var first float64
 		for i, size := range workBoundSizes[1:] { // from 8 KB on: at or past the limit
