@@ -148,6 +148,9 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	}
 	defer srv.Close()
 	d := newDriver(srv.URL, o.testRunID, defaultScenarios)
+	// Uploads are reported from pyroscope-go's goroutine while the load's
+	// progress is printed.
+	w = &lockedWriter{w: w}
 
 	fmt.Fprintln(w, "k6labels demo: CPU time per k6 scenario and request")
 	fmt.Fprintln(w)
@@ -165,7 +168,12 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	)
 	if o.pyroscope != "" {
 		fmt.Fprintf(w, ", pushed to %s as %s\n", o.pyroscope, o.app)
-		if push, err = startPush(o.pyroscope, o.app, nil); err != nil {
+		progress := w
+		if isTerminal(w) {
+			// The upload's line replaces the progress line being rewritten.
+			progress = &prefixWriter{prefix: "\r\033[K", w: w}
+		}
+		if push, err = startPush(o.pyroscope, o.app, progress); err != nil {
 			return fmt.Errorf("pyroscope: %w", err)
 		}
 	} else {
@@ -305,6 +313,19 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// prefixWriter writes prefix before each Write, in the same Write.
+type prefixWriter struct {
+	prefix string
+	w      io.Writer
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if _, err := p.w.Write(append([]byte(p.prefix), b...)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 // runTarget sends load to a service running elsewhere.
 func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	d := newDriver(o.target, o.testRunID, defaultScenarios)
@@ -383,6 +404,9 @@ func drive(ctx context.Context, d *driver, duration time.Duration, w io.Writer) 
 }
 
 func isTerminal(w io.Writer) bool {
+	if l, ok := w.(*lockedWriter); ok {
+		w = l.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -67,6 +67,34 @@ func TestRunDemo(t *testing.T) {
 	}
 }
 
+// TestRunDemoPush runs the demo pushing to a local stand-in for Pyroscope:
+// each upload is reported in the output, and the report is built from what
+// was uploaded.
+func TestRunDemoPush(t *testing.T) {
+	ingest := &ingestServer{}
+	is, err := startServer("127.0.0.1:0", ingest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer is.Close()
+	out := filepath.Join(t.TempDir(), "demo.pprof")
+	var w bytes.Buffer
+	if err := run(context.Background(), []string{"-duration", "1s", "-o", out, "-pyroscope", is.URL, "-app", "demo.test"}, &w); err != nil {
+		t.Fatalf("run: %v\n%s", err, w.String())
+	}
+	got := w.String()
+	for _, want := range []string{"pyroscope: CPU profile upload accepted (", "accepted", "k6_scenario", "rush_hour"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	ingest.mu.Lock()
+	defer ingest.mu.Unlock()
+	if len(ingest.bad) > 0 || len(ingest.cpu) == 0 {
+		t.Errorf("pushed %d CPU profiles, bad uploads %v", len(ingest.cpu), ingest.bad)
+	}
+}
+
 func profilesWithLabel(p *profile.Profile, key string) []*profile.Sample {
 	var out []*profile.Sample
 	for _, s := range p.Sample {
