@@ -17,27 +17,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
-
-// cliFixtures returns the shared fixtures folder, found upwards from here.
-func cliFixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f := filepath.Join(dir, "shared", "fixtures")
-		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
-			return f
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no shared/fixtures/README.md above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // runCLI runs the command with args and returns its exit code and output.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -95,7 +76,7 @@ func heapProfile(t *testing.T, dir string) string {
 // meet and checks the exit code and that the message names the problem and
 // what to do about it.
 func TestErrorMessages(t *testing.T) {
-	fx := cliFixtures(t)
+	fx := pyroscopetest.Fixtures(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	k6 := filepath.Join(fx, "local", "run-fx4.json.gz")
@@ -206,7 +187,7 @@ func TestErrorMessages(t *testing.T) {
 // string; the report matches them to the labels (which drop it) by the
 // library's own LabelValue, and leaves no name unmatched.
 func TestQueryStringsMatch(t *testing.T) {
-	fx := cliFixtures(t)
+	fx := pyroscopetest.Fixtures(t)
 	code, out, stderr := runCLI(t, "report", "--k6", filepath.Join(fx, "local", "run-fx4.json.gz"), "--format", "json",
 		filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
 	if code != exitOK {
@@ -240,7 +221,7 @@ func fx4Requests(t *testing.T, dir string) string {
 // real profile is made 30% costlier, exits 0 for the same profile twice,
 // and writes the merged profiles with the pprof command to look at them.
 func TestDiffGate(t *testing.T) {
-	fx := cliFixtures(t)
+	fx := pyroscopetest.Fixtures(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	k6 := fx4Requests(t, dir)

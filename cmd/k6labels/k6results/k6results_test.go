@@ -14,27 +14,8 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
-
-// fixtures returns the shared fixtures folder, found upwards from here.
-func fixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f := filepath.Join(dir, "shared", "fixtures")
-		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
-			return f
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no shared/fixtures/README.md above the working directory")
-		}
-		dir = parent
-	}
-}
 
 // independentCounts counts http_reqs per scenario and name of a gzip json
 // file another way than the package: a line scanner, each line that
@@ -88,7 +69,7 @@ func independentCounts(t *testing.T, path string) (map[k6results.Key]int64, time
 }
 
 func TestFixtures(t *testing.T) {
-	dir := fixtures(t)
+	dir := pyroscopetest.Fixtures(t)
 	const base = "http://127.0.0.1:18080"
 	// Figures from the fixtures README.
 	readme := map[string]struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
 
 // liveHeapReader passes r through and, every 4 MB read, collects garbage
@@ -41,7 +42,7 @@ func (l *liveHeapReader) Read(p []byte) (int, error) {
 func TestStreamed(t *testing.T) {
 	for _, name := range []string{"run-fx4.json.gz", "run-fx4.csv.gz"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(fixtures(t), "local", name)
+			path := filepath.Join(pyroscopetest.Fixtures(t), "local", name)
 			const copies = 2
 			var parts []io.Reader
 			for range copies {

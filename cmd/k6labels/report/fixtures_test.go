@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -27,32 +28,11 @@ import (
 // fxBase is the demo service's address in the fixtures' k6 names.
 const fxBase = "http://127.0.0.1:18080"
 
-// fxDir returns the shared fixtures folder, found upwards from here (as the
-// k6results tests find it).
-func fxDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f := filepath.Join(dir, "shared", "fixtures")
-		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
-			return f
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no shared/fixtures/README.md above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // fxProfile decodes a fixture profile file (gzip or not) with
 // profile.ParseData.
 func fxProfile(t testing.TB, rel string) *profile.Profile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fxDir(t), rel))
+	b, err := os.ReadFile(filepath.Join(pyroscopetest.Fixtures(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +54,7 @@ func fxK6(t testing.TB, rel string) *k6results.Results {
 	if k, ok := fxK6Cache.Load(rel); ok {
 		return k.(*k6results.Results)
 	}
-	k, err := k6results.ReadFile(filepath.Join(fxDir(t), rel))
+	k, err := k6results.ReadFile(filepath.Join(pyroscopetest.Fixtures(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +167,7 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 // recording has no scenario × name selectors).
 func fxPyroscopeReport(t testing.TB, id string) *report.Report {
 	t.Helper()
-	r, err := report.New(context.Background(), &fxPyroscope{t, fxDir(t)}, report.Options{
+	r, err := report.New(context.Background(), &fxPyroscope{t, pyroscopetest.Fixtures(t)}, report.Options{
 		By: []report.Grouping{report.ByRun, report.ByScenario, report.ByName}, RunID: id,
 		K6: fxK6(t, "k6/run-"+id+".json.gz"),
 	})
@@ -257,7 +237,7 @@ func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 func TestFixtureLocalRun(t *testing.T) {
 	r := fx4Report(t, report.Options{})
 	p := fxProfile(t, "local/fx4.cpu.pb.gz")
-	reqs := countHTTPReqs(t, filepath.Join(fxDir(t), "local/run-fx4.json.gz"))
+	reqs := countHTTPReqs(t, filepath.Join(pyroscopetest.Fixtures(t), "local/run-fx4.json.gz"))
 
 	// Independent sums: cpu sample values by label values.
 	ci := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })
