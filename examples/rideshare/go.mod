@@ -9,6 +9,8 @@ require (
 	github.com/k6labels/k6labels/cmd/k6labels v0.1.0
 )
 
+require google.golang.org/protobuf v1.36.12 // indirect
+
 require (
 	github.com/grafana/pyroscope-go/godeltaprof v0.1.12 // indirect
 	github.com/k6labels/k6labels/internal/profiletest v0.1.0
