@@ -114,6 +114,16 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 		dst := buf[n:min(len(buf), n+(len(raw)-i)/3)]
 		src := raw[i : i+3*len(dst)]
 		k := 0
+		for ; k+1 < len(dst); k += 2 { // two at a time while both are escapes
+			w := src[3*k : 3*k+6]
+			h1, l1, h2, l2 := unhexTable[w[1]], unhexTable[w[2]], unhexTable[w[4]], unhexTable[w[5]]
+			if w[0] != '%' || w[3] != '%' || h1|l1|h2|l2 > 0xf {
+				break
+			}
+			c1, c2 := h1<<4|l1, h2<<4|l2
+			dst[k], dst[k+1] = c1, c2
+			classes |= byteClass[c1] | byteClass[c2]
+		}
 		for ; k < len(dst); k++ {
 			w := src[3*k : 3*k+3]
 			h, l := unhexTable[w[1]], unhexTable[w[2]]
