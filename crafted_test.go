@@ -125,3 +125,27 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// FuzzDecodeClean: decoding only what the cap can use gives what decoding
+// everything and rewriting every rune gives.
+func FuzzDecodeClean(f *testing.F) {
+	for _, s := range []string{"%C3%A9%C3%A9x", "%C2%85%C2%A0", "%E2%82%AC%C3", "%C3%C3%A9", "%A9%C3%A9", "a%zz%4", "%F0%9F%98%80%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, raw string, maxBytes int) {
+		maxBytes = minValueBytes + abs(maxBytes)%64
+		var all []byte // every escape decoded, nothing cleaned
+		for i := 0; i < len(raw); i++ {
+			if raw[i] == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
+				all = append(all, unhex(raw[i+1])<<4|unhex(raw[i+2]))
+				i += 2
+				continue
+			}
+			all = append(all, raw[i])
+		}
+		var a arena
+		if got, want := decodeClean(raw, maxBytes, &a), cleanRunes(all, maxBytes); got != want {
+			t.Fatalf("decodeClean(%q, %d) = %q, want %q", raw, maxBytes, got, want)
+		}
+	})
+}

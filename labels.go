@@ -157,8 +157,6 @@ var byteClass = func() (t [256]byte) {
 		switch {
 		case c < 0x20 || c == 0x7f:
 			t[c] = controlByte
-		case c == 0xc2:
-			t[c] = nonASCII | maybeC1
 		case c >= 0x80:
 			t[c] = nonASCII
 		}
@@ -193,8 +191,7 @@ func validNoC1(b []byte) bool {
 
 const (
 	controlByte = 1 << iota // C0 or DEL: rewritten
-	nonASCII                // UTF-8 to validate
-	maybeC1                 // 0xc2, which starts the C1 controls U+0080-U+009F
+	nonASCII                // UTF-8 to validate, C1 controls included
 )
 
 // unhexTable maps a hex digit to its value and every other byte to 0xff.
