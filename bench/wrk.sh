@@ -32,11 +32,12 @@ else
 fi
 
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
+# Scratch files in the repository's (ignored) bench-out folder.
+tmp="$here/../bench-out/wrk"
+mkdir -p "$tmp"
 server_pid=
 cleanup() {
 	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-	rm -rf "$tmp"
 }
 trap cleanup EXIT
 (cd "$here" && go build -o "$tmp/wrkserver" ./wrkserver)
@@ -58,12 +59,13 @@ LUA
 
 # run MODE SCRIPT: one wrk run against a fresh server; prints requests/s.
 run() {
-	"${pin_server[@]}" env GOMAXPROCS=1 "$tmp/wrkserver" -mode "$1" >"$tmp/addr" &
+	: >"$tmp/addr"
+	"${pin_server[@]}" env GOMAXPROCS=1 "$tmp/wrkserver" -mode "$1" >"$tmp/addr" 2>"$tmp/server.err" &
 	server_pid=$!
-	for _ in $(seq 100); do [ -s "$tmp/addr" ] && break; sleep 0.05; done
+	for _ in $(seq 200); do [ -s "$tmp/addr" ] && break; sleep 0.05; done
 	local addr
 	addr=$(head -1 "$tmp/addr")
-	case "$addr" in 127.0.0.1:*) ;; *) echo "wrk.sh: server did not start" >&2; exit 1 ;; esac
+	case "$addr" in 127.0.0.1:*) ;; *) echo "wrk.sh: the $1 server did not start; its errors are in $tmp/server.err" >&2; exit 1 ;; esac
 	# A short warm-up, then the measured run.
 	"${pin_wrk[@]}" wrk -t1 -c"$CONNS" -d1s -s "$2" "http://$addr" >/dev/null
 	"${pin_wrk[@]}" wrk -t1 -c"$CONNS" -d"$DURATION" -s "$2" "http://$addr" | awk '/^Requests\/sec:/ {print $2}'
