@@ -17,6 +17,6 @@ require (
 )
 
 replace (
-	github.com/k6labels/k6labels => ../
+	github.com/k6labels/k6labels => ..
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
 )
