@@ -17,10 +17,12 @@ const DefaultWindow = 5 * time.Minute
 // Bounds of a Registry's bookkeeping. They hold per Registry, whatever the
 // number of Labelers, handlers and interceptors that share it.
 const (
-	maxNames      = 32      // distinct label names, the three k6 ones included
-	lineSlots     = 1024    // cached header lines (two-way associative)
-	maxCachedLine = 512     // longest header line cached
-	setSlots      = 4096    // cached label sets (two-way associative)
+	maxNames      = 32   // distinct label names, the three k6 ones included
+	lineSlots     = 2048 // cached header lines (four-way associative: 1000 names cycling stay)
+	lineWays      = 4
+	maxCachedLine = 512  // longest header line cached
+	setSlots      = 4096 // cached label sets (two-way associative)
+	setWays       = 2
 	setBudget     = 4 << 20 // bytes of cached label sets before the cache starts over
 	statStripes   = 64      // counter stripes (see stripe)
 )
@@ -279,8 +281,8 @@ func (r *Registry) admission(s *labelSet, maxValues int) *admission {
 // same new set at once each build one, and one of them stays cached.
 func (r *Registry) set(cfg uint64, labels []label) (*labelSet, int) {
 	h := hashLabels(r.seed, cfg, labels)
-	i := h % setSlots &^ 1 // two-way: the pair i, i+1 shares a cache line
-	for j := i; j < i+2; j++ {
+	i := h % setSlots &^ (setWays - 1) // the ways of a set share a cache line
+	for j := i; j < i+setWays; j++ {
 		if s := r.sets[j].Load(); s != nil && s.hash == h && s.equal(cfg, labels) {
 			return s, s.dropped
 		}
@@ -290,7 +292,7 @@ func (r *Registry) set(cfg uint64, labels []label) (*labelSet, int) {
 		return nil, dropped
 	}
 	s.dropped = dropped
-	if old := r.sets[way(r.sets[:], h, i)].Swap(s); old != nil {
+	if old := r.sets[way(r.sets[i:i+setWays], h)+i].Swap(s); old != nil {
 		r.setBytes.Add(-int64(old.size))
 	}
 	if r.setBytes.Add(int64(s.size)) > setBudget {
@@ -309,13 +311,13 @@ func (r *Registry) set(cfg uint64, labels []label) (*labelSet, int) {
 // the two slots the line may take.
 func (r *Registry) lineSlot(cfg uint64, line string) (h, i uint64) {
 	h = maphash.String(r.seed, line) ^ cfg*0x9e3779b97f4a7c15
-	return h, h % lineSlots &^ 1
+	return h, h % lineSlots &^ (lineWays - 1)
 }
 
 // line returns the cached entry for line under config key cfg, or nil.
 func (r *Registry) line(cfg uint64, line string) *lineEntry {
 	_, i := r.lineSlot(cfg, line)
-	for j := i; j < i+2; j++ {
+	for j := i; j < i+lineWays; j++ {
 		if e := r.lines[j].Load(); e != nil && e.cfg == cfg && e.line == line {
 			return e
 		}
@@ -323,23 +325,22 @@ func (r *Registry) line(cfg uint64, line string) *lineEntry {
 	return nil
 }
 
-// storeLine caches e, in a free way of its pair or in place of one.
+// storeLine caches e, in a free way of its set or in place of one.
 func (r *Registry) storeLine(e *lineEntry) {
 	h, i := r.lineSlot(e.cfg, e.line)
-	r.lines[way(r.lines[:], h, i)].Store(e)
+	r.lines[way(r.lines[i:i+lineWays], h)+i].Store(e)
 }
 
-// way picks the slot of pair i (i or i+1) that an entry with hash h takes:
-// a free one, or else the one a bit of h picks, so that lines that share a
-// pair replace each other evenly.
-func way[T any](slots []atomic.Pointer[T], h, i uint64) uint64 {
-	switch {
-	case slots[i].Load() == nil:
-		return i
-	case slots[i+1].Load() == nil:
-		return i + 1
+// way picks the slot of a set (its ways, a power of two of them) that an
+// entry with hash h takes: a free one, or else the one the top bits of h
+// pick, so that entries that share a set replace each other evenly.
+func way[T any](set []atomic.Pointer[T], h uint64) uint64 {
+	for j := range set {
+		if set[j].Load() == nil {
+			return uint64(j)
+		}
 	}
-	return i + h>>63
+	return h >> 32 % uint64(len(set))
 }
 
 // rename returns the set that base becomes when a naming hook gives its
