@@ -3,14 +3,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
-	"runtime/pprof"
-	"slices"
-	"strings"
 
 	"github.com/k6labels/k6labels/k6fasthttp"
 	"github.com/valyala/fasthttp"
@@ -42,14 +38,4 @@ func main() {
 	}
 	resp.Body.Close()
 	fmt.Println("labels:", <-seen)
-}
-
-func labels(ctx context.Context) string {
-	var l []string
-	pprof.ForLabels(ctx, func(k, v string) bool {
-		l = append(l, k+"="+v)
-		return true
-	})
-	slices.Sort(l)
-	return strings.Join(l, " ")
 }

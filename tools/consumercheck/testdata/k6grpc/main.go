@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"runtime/pprof"
-	"slices"
-	"strings"
 
 	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
@@ -19,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
+// baggage is what k6's http-instrumentation-pyroscope 1.0.2 sends.
 const baggage = "k6.test_run_id=4242,k6.scenario=rush_hour,k6.name=order bike"
 
 // service is a one-method service written as protoc-gen-go-grpc would: the
@@ -62,14 +60,4 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Println("labels:", out.GetValue())
-}
-
-func labels(ctx context.Context) string {
-	var l []string
-	pprof.ForLabels(ctx, func(k, v string) bool {
-		l = append(l, k+"="+v)
-		return true
-	})
-	slices.Sort(l)
-	return strings.Join(l, " ")
 }

@@ -5,13 +5,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
-	"runtime/pprof"
-	"slices"
 	"strings"
 
 	"github.com/k6labels/k6labels"
@@ -65,14 +62,4 @@ func get(req *http.Request) {
 		log.Fatal(err)
 	}
 	resp.Body.Close()
-}
-
-func labels(ctx context.Context) string {
-	var l []string
-	pprof.ForLabels(ctx, func(k, v string) bool {
-		l = append(l, k+"="+v)
-		return true
-	})
-	slices.Sort(l)
-	return strings.Join(l, " ")
 }
