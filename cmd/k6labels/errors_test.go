@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 )
 
 // runCLI runs the command with args and returns its exit code and output.
@@ -76,7 +76,7 @@ func heapProfile(t *testing.T, dir string) string {
 // meet and checks the exit code and that the message names the problem and
 // what to do about it.
 func TestErrorMessages(t *testing.T) {
-	fx := pyroscopetest.Fixtures(t)
+	fx := fixture.Dir(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	k6 := filepath.Join(fx, "local", "run-fx4.json.gz")
@@ -187,7 +187,7 @@ func TestErrorMessages(t *testing.T) {
 // string; the report matches them to the labels (which drop it) by the
 // library's own LabelValue, and leaves no name unmatched.
 func TestQueryStringsMatch(t *testing.T) {
-	fx := pyroscopetest.Fixtures(t)
+	fx := fixture.Dir(t)
 	code, out, stderr := runCLI(t, "report", "--k6", filepath.Join(fx, "local", "run-fx4.json.gz"), "--format", "json",
 		filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
 	if code != exitOK {
@@ -221,7 +221,7 @@ func fx4Requests(t *testing.T, dir string) string {
 // real profile is made 30% costlier, exits 0 for the same profile twice,
 // and writes the merged profiles with the pprof command to look at them.
 func TestDiffGate(t *testing.T) {
-	fx := pyroscopetest.Fixtures(t)
+	fx := fixture.Dir(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	k6 := fx4Requests(t, dir)

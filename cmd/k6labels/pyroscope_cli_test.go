@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"math"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
@@ -29,7 +28,7 @@ const pyrService = "rideshare.k6labels"
 // pyrServer starts the replay server of the recorded exchanges.
 func pyrServer(t *testing.T) (*pyroscopetest.Server, []pyroscopetest.Exchange, string) {
 	t.Helper()
-	fx := pyroscopetest.Fixtures(t)
+	fx := fixture.Dir(t)
 	xs, err := pyroscopetest.Load(filepath.Join(fx, "pyroscope"))
 	if err != nil {
 		t.Fatal(err)
@@ -343,17 +342,7 @@ func TestPyroscopeErrors(t *testing.T) {
 // real points, parsed faster than the whole run.
 func pyrHead(t *testing.T, path string, n int) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<20)
+	sc := fixture.Lines(t, path)
 	var b bytes.Buffer
 	for i := 0; i < n && sc.Scan(); i++ {
 		b.Write(sc.Bytes())
@@ -374,7 +363,7 @@ func pyrHead(t *testing.T, path string, n int) string {
 // 1796234560.9 s before the run began (README); the run's exact window
 // (exchange 37) finds nothing.
 func TestPyroscopeWindowFromK6(t *testing.T) {
-	fx := pyroscopetest.Fixtures(t)
+	fx := fixture.Dir(t)
 	k, err := k6results.ReadFile(pyrHead(t, filepath.Join(fx, "k6", "run-fx1.json.gz"), 2000)) // its first points: the run's start
 	if err != nil {
 		t.Fatal(err)

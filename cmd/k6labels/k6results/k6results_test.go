@@ -1,75 +1,21 @@
 package k6results_test
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
 
-// independentCounts counts http_reqs per scenario and name of a gzip json
-// file another way than the package: a line scanner, each line that
-// mentions http_reqs decoded into generic maps, the name cut at '?' as the
-// fixtures README does.
-func independentCounts(t *testing.T, path string) (map[k6results.Key]int64, time.Time, time.Time) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	counts := map[k6results.Key]int64{}
-	var first, last time.Time
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), []byte("http_reqs")) {
-			continue
-		}
-		var v map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		if v["type"] != "Point" || v["metric"] != "http_reqs" {
-			continue
-		}
-		data := v["data"].(map[string]any)
-		tags := data["tags"].(map[string]any)
-		name, _, _ := strings.Cut(tags["name"].(string), "?")
-		counts[k6results.Key{Scenario: tags["scenario"].(string), Name: name}]++
-		ts, err := time.Parse(time.RFC3339Nano, data["time"].(string))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.IsZero() || ts.Before(first) {
-			first = ts
-		}
-		if ts.After(last) {
-			last = ts
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return counts, first, last
-}
-
 func TestFixtures(t *testing.T) {
-	dir := pyroscopetest.Fixtures(t)
+	dir := fixture.Dir(t)
 	const base = "http://127.0.0.1:18080"
 	// Figures from the fixtures README.
 	readme := map[string]struct {
@@ -94,7 +40,7 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counts, first, last := independentCounts(t, path)
+			counts, first, last := fixture.CountHTTPReqs(t, path)
 			if !maps.Equal(js.Requests, counts) {
 				t.Errorf("json counts %v, counted independently %v", js.Requests, counts)
 			}

@@ -1,16 +1,14 @@
 package k6results_test
 
 import (
-	"compress/gzip"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 )
 
 // liveHeapReader passes r through and, every 4 MB read, collects garbage
@@ -42,20 +40,11 @@ func (l *liveHeapReader) Read(p []byte) (int, error) {
 func TestStreamed(t *testing.T) {
 	for _, name := range []string{"run-fx4.json.gz", "run-fx4.csv.gz"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(pyroscopetest.Fixtures(t), "local", name)
+			path := filepath.Join(fixture.Dir(t), "local", name)
 			const copies = 2
 			var parts []io.Reader
 			for range copies {
-				f, err := os.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				zr, err := gzip.NewReader(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				parts = append(parts, zr)
+				parts = append(parts, fixture.Gunzip(t, path))
 			}
 			runtime.GC()
 			s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

@@ -1,8 +1,6 @@
 package report_test
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"math"
@@ -15,8 +13,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -32,7 +30,7 @@ const fxBase = "http://127.0.0.1:18080"
 // profile.ParseData.
 func fxProfile(t testing.TB, rel string) *profile.Profile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pyroscopetest.Fixtures(t), rel))
+	b, err := os.ReadFile(filepath.Join(fixture.Dir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +52,7 @@ func fxK6(t testing.TB, rel string) *k6results.Results {
 	if k, ok := fxK6Cache.Load(rel); ok {
 		return k.(*k6results.Results)
 	}
-	k, err := k6results.ReadFile(filepath.Join(pyroscopetest.Fixtures(t), rel))
+	k, err := k6results.ReadFile(filepath.Join(fixture.Dir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +165,7 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 // recording has no scenario × name selectors).
 func fxPyroscopeReport(t testing.TB, id string) *report.Report {
 	t.Helper()
-	r, err := report.New(context.Background(), &fxPyroscope{t, pyroscopetest.Fixtures(t)}, report.Options{
+	r, err := report.New(context.Background(), &fxPyroscope{t, fixture.Dir(t)}, report.Options{
 		By: []report.Grouping{report.ByRun, report.ByScenario, report.ByName}, RunID: id,
 		K6: fxK6(t, "k6/run-"+id+".json.gz"),
 	})
@@ -190,44 +188,6 @@ func cpuSum(p *profile.Profile) time.Duration {
 	return time.Duration(sum)
 }
 
-// countHTTPReqs counts the http_reqs points of a gzip k6 json file line by
-// line with strings and a generic decode, the name cut at '?' as the
-// fixtures README does: independent of package k6results.
-func countHTTPReqs(t testing.TB, path string) map[k6results.Key]int64 {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	out := map[k6results.Key]int64{}
-	for sc.Scan() {
-		if !strings.Contains(sc.Text(), `"metric":"http_reqs"`) || !strings.Contains(sc.Text(), `"type":"Point"`) {
-			continue
-		}
-		var v struct {
-			Data struct {
-				Tags map[string]string
-			}
-		}
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		name, _, _ := strings.Cut(v.Data.Tags["name"], "?")
-		out[k6results.Key{Scenario: v.Data.Tags["scenario"], Name: name}]++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // near reports whether got is within tol of want.
 func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 
@@ -237,7 +197,7 @@ func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 func TestFixtureLocalRun(t *testing.T) {
 	r := fx4Report(t, report.Options{})
 	p := fxProfile(t, "local/fx4.cpu.pb.gz")
-	reqs := countHTTPReqs(t, filepath.Join(pyroscopetest.Fixtures(t), "local/run-fx4.json.gz"))
+	reqs, _, _ := fixture.CountHTTPReqs(t, filepath.Join(fixture.Dir(t), "local/run-fx4.json.gz"))
 
 	// Independent sums: cpu sample values by label values.
 	ci := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })

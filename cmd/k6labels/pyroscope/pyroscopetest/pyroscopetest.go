@@ -27,6 +27,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -48,21 +49,7 @@ type Exchange struct {
 // and of each folder above it. It fails the test when there is none.
 func Fixtures(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f := filepath.Join(dir, "shared", "fixtures")
-		if _, err := os.Stat(filepath.Join(f, "README.md")); err == nil {
-			return f
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no shared/fixtures/README.md above the working directory")
-		}
-		dir = parent
-	}
+	return fixture.Dir(t)
 }
 
 // Load reads every exchange of dir (its *.meta.json files), in name order.
