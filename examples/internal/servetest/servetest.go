@@ -207,3 +207,37 @@ func WaitEmpty(t testing.TB, dir, what string) {
 		}
 	}
 }
+
+// CheckUploadsLeaveNoFiles serves route, a handler that parses a multipart
+// form with a small maxMemory (and panics after it if asked), through the
+// app that mount returns, and fails unless 4 MB uploads with k6 baggage,
+// other baggage and none leave no file in the temp dir, with and without
+// the panic.
+func CheckUploadsLeaveNoFiles(t *testing.T, mount func(route http.Handler) http.Handler) {
+	for _, panics := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no panic", true: "panic"}[panics], func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("TMPDIR", dir) // where multipart puts what is over maxMemory
+			parsed := make(chan int, 1)
+			route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if err := r.ParseMultipartForm(1 << 10); err != nil {
+					t.Errorf("ParseMultipartForm: %v", err)
+				}
+				entries, _ := os.ReadDir(dir)
+				parsed <- len(entries)
+				if panics {
+					panic(http.ErrAbortHandler) // the panic net/http does not log
+				}
+				w.WriteHeader(http.StatusNoContent)
+			})
+			base := Start(t, mount(route))
+			for _, baggage := range []string{Baggage, "", "userId=alice"} {
+				Upload(t, base+"/upload", baggage, 4<<20)
+				if n := <-parsed; n == 0 {
+					t.Fatal("the upload made no temp file: the test proves nothing")
+				}
+				WaitEmpty(t, dir, "baggage "+baggage)
+			}
+		})
+	}
+}
