@@ -17,7 +17,6 @@ import "strings"
 const (
 	tokenChar    = 1 << iota // RFC 7230 tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA
 	baggageOctet             // baggage-octet
-	hexDigit                 // HEXDIG, either case
 )
 
 var grammar = func() (t [256]uint8) {
@@ -34,9 +33,6 @@ var grammar = func() (t [256]uint8) {
 		if c == 0x21 || 0x23 <= c && c <= 0x2B || 0x2D <= c && c <= 0x3A ||
 			0x3C <= c && c <= 0x5B || 0x5D <= c && c <= 0x7E {
 			t[c] |= baggageOctet
-		}
-		if '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' {
-			t[c] |= hexDigit
 		}
 	}
 	return t
@@ -61,7 +57,7 @@ func isBaggageValue(s string) bool {
 			return false
 		}
 		if c == '%' {
-			if i+2 >= len(s) || grammar[s[i+1]]&hexDigit == 0 || grammar[s[i+2]]&hexDigit == 0 {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 				return false
 			}
 			i += 2
