@@ -13,7 +13,8 @@ import "strings"
 // that is not valid W3C baggage (a space, '"' or '\' in its value, a control
 // byte, a raw non-ASCII byte, a '%' not followed by two hex digits, a key
 // that is not a token, a malformed property) is dropped on its own, so that
-// a strict receiver does not drop the whole header for it.
+// a strict receiver does not drop the whole header for it; an add member
+// dropped this way replaces nothing.
 //
 // The result stays within the W3C limits, [MaxBaggageBytes] and
 // [MaxBaggageMembers]. If both lists together do not fit, members are dropped

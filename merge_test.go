@@ -55,6 +55,10 @@ func TestMergeBaggage(t *testing.T) {
 			"a=1,r=3;ok;x=%41,s= 4 ;t,u=%2C%e9,k6.name=n",
 		},
 		{"an invalid add member dropped", nil, "k6.name=a b,k6.scenario=s", "k6.scenario=s"},
+		{
+			"an invalid add member replaces nothing",
+			[]string{"k6.name=old,a=1"}, "k6.name=a b,k6.scenario=s", "k6.name=old,a=1,k6.scenario=s",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,8 +175,10 @@ func FuzzMergeBaggage(f *testing.F) {
 				t.Fatalf("member %q is not one of the inputs' members", m)
 			}
 		}
+		// The keys add really sends: its invalid members are dropped on
+		// their own and leave existing's members of that key alone.
 		addKeys := map[string]bool{}
-		for _, m := range k6labels.ParseBaggage(add) {
+		for _, m := range k6labels.ParseBaggage(k6labels.MergeBaggage(nil, add)) {
 			addKeys[m.Key] = true
 		}
 		seen := map[string]bool{}
