@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // craftedHeaders are 8 KB baggage headers built to be expensive, next to the
@@ -85,21 +84,7 @@ func TestCraftedAllocs(t *testing.T) {
 }
 
 // cleanRunes is cleanBytes without its fast path: every rune rewritten.
-func cleanRunes(b []byte, maxBytes int) string {
-	var out []byte
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		b = b[size:]
-		if r < 0x20 || 0x7f <= r && r < 0xa0 {
-			r = utf8.RuneError
-		}
-		if len(out)+utf8.RuneLen(r) > maxBytes {
-			break
-		}
-		out = utf8.AppendRune(out, r)
-	}
-	return string(out)
-}
+func cleanRunes(b []byte, maxBytes int) string { return string(appendRunes(nil, b, maxBytes)) }
 
 // FuzzCleanBytes: the fast path gives what rewriting every rune gives.
 func FuzzCleanBytes(f *testing.F) {

@@ -229,7 +229,12 @@ func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
 	if n, ok := cleanPrefix(b, maxBytes, classes); ok {
 		return a.string(b[:n])
 	}
-	out := a.reserve(maxBytes)
+	return a.commit(appendRunes(a.reserve(maxBytes), b, maxBytes))
+}
+
+// appendRunes appends b to out rune by rune, each invalid byte and control
+// character (C0, DEL, C1) as U+FFFD, as long as out stays within maxBytes.
+func appendRunes(out, b []byte, maxBytes int) []byte {
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		b = b[size:]
@@ -241,7 +246,7 @@ func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
 		}
 		out = utf8.AppendRune(out, r)
 	}
-	return a.commit(out)
+	return out
 }
 
 // arenaBytes is what an arena holds before it allocates: the values and

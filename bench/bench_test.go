@@ -90,21 +90,27 @@ func requests(target string, lines [][]string) []*http.Request {
 	return rs
 }
 
-// serve runs the requests through h in turn until the benchmark is done. The
-// first round warms the caches, as a server's first second of traffic does.
-func serve(b *testing.B, h http.Handler, rs []*http.Request) {
-	w := httptest.NewRecorder()
-	for _, r := range rs {
-		h.ServeHTTP(w, r)
+// cycle calls f(0), ..., f(n-1) in turn until the benchmark is done. The
+// first round, untimed, warms the caches, as a server's first second of
+// traffic does.
+func cycle(b *testing.B, n int, f func(i int)) {
+	for i := range n {
+		f(i)
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		h.ServeHTTP(w, rs[i])
-		if i++; i == len(rs) {
+		f(i)
+		if i++; i == n {
 			i = 0
 		}
 	}
+}
+
+// serve runs the requests through h in turn until the benchmark is done.
+func serve(b *testing.B, h http.Handler, rs []*http.Request) {
+	w := httptest.NewRecorder()
+	cycle(b, len(rs), func(i int) { h.ServeHTTP(w, rs[i]) })
 }
 
 func BenchmarkHandler(b *testing.B) {

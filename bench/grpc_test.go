@@ -49,17 +49,7 @@ func BenchmarkUnary(b *testing.B) {
 		for _, impl := range unaryImpls {
 			b.Run("header="+tr.name+"/impl="+impl.name, func(b *testing.B) {
 				intercept := impl.new()
-				for _, ctx := range ctxs {
-					intercept(ctx, nil, info, handler)
-				}
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					intercept(ctxs[i], nil, info, handler)
-					if i++; i == len(ctxs) {
-						i = 0
-					}
-				}
+				cycle(b, len(ctxs), func(i int) { intercept(ctxs[i], nil, info, handler) })
 			})
 		}
 	}

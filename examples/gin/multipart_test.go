@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/k6labels/k6labels/examples/internal/servetest"
+	"github.com/k6labels/k6labels/internal/uploadtest"
 )
 
 // Uploads of several MB parsed with a small maxMemory under the middleware
@@ -56,11 +57,11 @@ func TestMultipartFilesRemoved(t *testing.T) {
 			})
 			base := servetest.Start(t, r)
 			for _, baggage := range []string{servetest.Baggage, "", "userId=alice"} {
-				servetest.Upload(t, base+"/upload", baggage, 4<<20)
+				uploadtest.Upload(t, base+"/upload", baggage, 4<<20)
 				if n := <-parsed; n == 0 {
 					t.Fatal("the upload made no temp file: the test proves nothing")
 				}
-				servetest.WaitEmpty(t, dir, "baggage "+baggage)
+				uploadtest.WaitEmpty(t, dir, "baggage "+baggage)
 			}
 		})
 	}

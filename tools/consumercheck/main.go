@@ -43,7 +43,7 @@ type check struct {
 	dir string // the module's folder in go.work
 	// program is a folder of testdata/ with a main package that prints
 	// "labels: ..." (or, with install, the package path to go install);
-	// testdata/shared/labels.go is copied next to it.
+	// testdata/shared/shared.go is copied next to it.
 	program string
 	install string   // for a command module: the package to `go install path@VERSION`
 	args    []string // arguments for the installed command
@@ -322,11 +322,11 @@ func runCheck(consumer string, env []string, m *workspace.Module, c check, versi
 		if err := os.CopyFS(consumer, src); err != nil {
 			return fmt.Errorf("program testdata/%s: %w", c.program, err)
 		}
-		shared, err := fs.ReadFile(programs, "testdata/shared/labels.go")
+		shared, err := fs.ReadFile(programs, "testdata/shared/shared.go")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(consumer, "labels.go"), shared, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(consumer, "shared.go"), shared, 0o644); err != nil {
 			return err
 		}
 		if err := goCmd(consumer, env, "get", m.Path+"@"+version); err != nil {

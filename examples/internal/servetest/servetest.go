@@ -5,11 +5,8 @@
 package servetest
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"maps"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/k6labels/k6labels/examples/internal/show"
 	"github.com/k6labels/k6labels/internal/profiletest"
+	"github.com/k6labels/k6labels/internal/uploadtest"
 )
 
 // Baggage is the header k6's http-instrumentation-pyroscope 1.0.2 sends for a
@@ -158,56 +156,6 @@ func CheckProfile(t testing.TB, url string) {
 	profiletest.CheckLabels(t, p, 256)
 }
 
-// Upload posts a multipart form with one file of size bytes to url and
-// waits for the answer (or the closed connection of a panicking handler).
-func Upload(t testing.TB, url, baggage string, size int) {
-	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, err := mw.CreateFormFile("file", "big.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fw.Write(bytes.Repeat([]byte{'x'}, size)); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, url, &body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	if baggage != "" {
-		req.Header.Set("Baggage", baggage)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-}
-
-// WaitEmpty fails unless dir becomes empty. It waits a little because
-// net/http removes the form of the request it handed out after the handler
-// returns, which may be after the client has its answer.
-func WaitEmpty(t testing.TB, dir, what string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(entries) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d multipart files left in the temp dir", what, len(entries))
-		}
-	}
-}
-
 // CheckUploadsLeaveNoFiles serves route, a handler that parses a multipart
 // form with a small maxMemory (and panics after it if asked), through the
 // app that mount returns, and fails unless 4 MB uploads with k6 baggage,
@@ -232,11 +180,11 @@ func CheckUploadsLeaveNoFiles(t *testing.T, mount func(route http.Handler) http.
 			})
 			base := Start(t, mount(route))
 			for _, baggage := range []string{Baggage, "", "userId=alice"} {
-				Upload(t, base+"/upload", baggage, 4<<20)
+				uploadtest.Upload(t, base+"/upload", baggage, 4<<20)
 				if n := <-parsed; n == 0 {
 					t.Fatal("the upload made no temp file: the test proves nothing")
 				}
-				WaitEmpty(t, dir, "baggage "+baggage)
+				uploadtest.WaitEmpty(t, dir, "baggage "+baggage)
 			}
 		})
 	}

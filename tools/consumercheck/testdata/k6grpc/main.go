@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net"
 
 	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
@@ -40,10 +39,7 @@ var service = grpc.ServiceDesc{
 }
 
 func main() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
+	ln := listen()
 	srv := grpc.NewServer(grpc.UnaryInterceptor(k6grpc.UnaryServerInterceptor()))
 	srv.RegisterService(&service, nil)
 	go srv.Serve(ln)

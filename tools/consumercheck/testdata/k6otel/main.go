@@ -7,7 +7,6 @@ package main
 import (
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"strings"
 
@@ -37,29 +36,7 @@ func main() {
 		get(out)
 	})))
 
-	req, err := http.NewRequest(http.MethodGet, front+"/car", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	req.Header["baggage"] = []string{baggage}
-	get(req)
+	getBaggage(front+"/car", baggage)
 	fmt.Println(<-seen)
 	fmt.Println(<-seen)
-}
-
-func serve(h http.Handler) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	go http.Serve(ln, h)
-	return "http://" + ln.Addr().String()
-}
-
-func get(req *http.Request) {
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		log.Fatal(err)
-	}
-	resp.Body.Close()
 }
