@@ -82,16 +82,8 @@ func BenchmarkNaming(b *testing.B) {
 	unnamed := chi.NewRouter()
 	unnamed.Use(k6labels.Middleware())
 	unnamed.Get("/bike/{id}", nop)
-	for _, bc := range []struct {
-		name string
-		h    http.Handler
-	}{
-		{"unnamed", unnamed},
-		{"Group", newNamedRouter(nop)},
-		{"wrapped", newNamedWrappedRouter(nop)},
-	} {
-		b.Run("naming="+bc.name, func(b *testing.B) {
-			servetest.BenchServe(b, bc.h, servetest.K6Requests("http://127.0.0.1:8081", "/bike/%d", 100))
-		})
-	}
+	servetest.BenchNaming(b, "http://127.0.0.1:8081",
+		servetest.Variant{Name: "unnamed", Handler: unnamed},
+		servetest.Variant{Name: "Group", Handler: newNamedRouter(nop)},
+		servetest.Variant{Name: "wrapped", Handler: newNamedWrappedRouter(nop)})
 }

@@ -1,18 +1,19 @@
-// Command echo serves an Echo (v4) application whose handlers run with the k6
-// pprof labels of each request: echo.WrapMiddleware turns the net/http
-// middleware into Echo middleware, and hands the labelled request on in the
-// echo.Context.
+// Command echo serves an Echo application whose handlers run with the k6
+// pprof labels of each request, on Echo v5 or, with -v4, on Echo v4:
+// echo.WrapMiddleware turns the net/http middleware into Echo middleware, and
+// hands the labelled request on in the Echo context.
 //
-//	go run ./echo &
+//	go run ./echo &    # or go run ./echo -v4 &
 //	curl -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=bike' 127.0.0.1:8083/bike/42
 package main
 
 import (
+	"context"
 	"flag"
 	"log"
 	"net/http"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 
 	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/examples/internal/show"
@@ -20,22 +21,37 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8083", "address to listen on")
+	v4 := flag.Bool("v4", false, "serve the application on Echo v4")
 	flag.Parse()
-	e := newEcho()
-	e.HideBanner = true
-	log.Fatal(e.Start(*addr))
+	if *v4 {
+		log.Fatal(startV4(*addr))
+	}
+	sc := echo.StartConfig{Address: *addr, HideBanner: true}
+	log.Fatal(sc.Start(context.Background(), newEcho(bike)))
 }
 
-// newEcho builds the application. e.Use runs the middleware after routing;
-// e.Pre would run it before.
-func newEcho() *echo.Echo {
+// newEcho builds the application on Echo v5, h serving /bike/:id. e.Use runs
+// the middleware after routing; e.Pre would run it before.
+func newEcho(h echo.HandlerFunc) *echo.Echo {
 	e := echo.New()
 	e.Use(echo.WrapMiddleware(k6labels.Middleware()))
-	e.GET("/bike/:id", bike)
+	e.GET("/bike/:id", h)
 	return e
 }
 
-func bike(c echo.Context) error {
+// newNamedEcho is newEcho, with /api/car/:id too, and every k6 request named
+// by its route path ("/bike/:id"), not by the URL k6 sent. Echo v5 puts
+// c.Path() in Request.Pattern when it routes, so the middleware in e.Use
+// needs only WithRoutePattern.
+func newNamedEcho(h echo.HandlerFunc) *echo.Echo {
+	e := echo.New()
+	e.Use(echo.WrapMiddleware(k6labels.Middleware(k6labels.WithRoutePattern())))
+	e.GET("/bike/:id", h)
+	e.Group("/api").GET("/car/:id", h)
+	return e
+}
+
+func bike(c *echo.Context) error {
 	// The labels are in the request's context (and on the goroutine).
 	return c.JSON(http.StatusOK, show.Labels(c.Request().Context()))
 }

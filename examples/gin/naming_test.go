@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"maps"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,15 +97,7 @@ func BenchmarkNaming(b *testing.B) {
 	named := gin.New()
 	named.Use(routeLabels())
 	named.GET("/bike/:id", nop)
-	for _, bc := range []struct {
-		name string
-		h    http.Handler
-	}{
-		{"unnamed", unnamed},
-		{"named", named},
-	} {
-		b.Run("naming="+bc.name, func(b *testing.B) {
-			servetest.BenchServe(b, bc.h, servetest.K6Requests("http://127.0.0.1:8084", "/bike/%d", 100))
-		})
-	}
+	servetest.BenchNaming(b, "http://127.0.0.1:8084",
+		servetest.Variant{Name: "unnamed", Handler: unnamed},
+		servetest.Variant{Name: "named", Handler: named})
 }

@@ -40,15 +40,7 @@ func BenchmarkNaming(b *testing.B) {
 	unnamed := mux.NewRouter()
 	unnamed.Use(k6labels.Middleware())
 	unnamed.HandleFunc("/bike/{id}", nop).Methods(http.MethodGet)
-	for _, bc := range []struct {
-		name string
-		h    http.Handler
-	}{
-		{"unnamed", unnamed},
-		{"named", newNamedRouter(nop)},
-	} {
-		b.Run("naming="+bc.name, func(b *testing.B) {
-			servetest.BenchServe(b, bc.h, servetest.K6Requests("http://127.0.0.1:8082", "/bike/%d", 100))
-		})
-	}
+	servetest.BenchNaming(b, "http://127.0.0.1:8082",
+		servetest.Variant{Name: "unnamed", Handler: unnamed},
+		servetest.Variant{Name: "named", Handler: newNamedRouter(nop)})
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,20 +17,32 @@ import (
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	lockedWriter
+	b bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func newSyncBuffer() *syncBuffer {
+	s := new(syncBuffer)
+	s.w = &s.b
+	return s
 }
 
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// startIngest serves h on 127.0.0.1 as a stand-in for Pyroscope until the
+// test ends, and returns its URL.
+func startIngest(t *testing.T, h http.Handler) string {
+	t.Helper()
+	is, err := startServer("127.0.0.1:0", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { is.Close() })
+	return is.URL
 }
 
 // TestRunDemo runs the command's default mode in-process, as the README's
@@ -72,14 +83,10 @@ func TestRunDemo(t *testing.T) {
 // was uploaded.
 func TestRunDemoPush(t *testing.T) {
 	ingest := &ingestServer{}
-	is, err := startServer("127.0.0.1:0", ingest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer is.Close()
+	ingestURL := startIngest(t, ingest)
 	out := filepath.Join(t.TempDir(), "demo.pprof")
 	var w bytes.Buffer
-	if err := run(context.Background(), []string{"-duration", "1s", "-o", out, "-pyroscope", is.URL, "-app", "demo.test"}, &w); err != nil {
+	if err := run(context.Background(), []string{"-duration", "1s", "-o", out, "-pyroscope", ingestURL, "-app", "demo.test"}, &w); err != nil {
 		t.Fatalf("run: %v\n%s", err, w.String())
 	}
 	got := w.String()
@@ -111,18 +118,14 @@ func profilesWithLabel(p *profile.Profile, key string) []*profile.Sample {
 // the CPU profiler.
 func TestRunServeAndTarget(t *testing.T) {
 	ingest := &ingestServer{}
-	is, err := startServer("127.0.0.1:0", ingest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer is.Close()
+	ingestURL := startIngest(t, ingest)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var serveOut syncBuffer
+	serveOut := newSyncBuffer()
 	served := make(chan error, 1)
 	go func() {
-		served <- run(ctx, []string{"-serve", "127.0.0.1:0", "-pyroscope", is.URL, "-app", "serve.test"}, &serveOut)
+		served <- run(ctx, []string{"-serve", "127.0.0.1:0", "-pyroscope", ingestURL, "-app", "serve.test"}, serveOut)
 	}()
 
 	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`)

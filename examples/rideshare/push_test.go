@@ -63,13 +63,9 @@ func (s *ingestServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Pyroscope server would receive.
 func TestPushToPyroscope(t *testing.T) {
 	ingest := &ingestServer{}
-	is, err := startServer("127.0.0.1:0", ingest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer is.Close()
+	ingestURL := startIngest(t, ingest)
 
-	push, err := startPush(is.URL, "rideshare.test", nil)
+	push, err := startPush(ingestURL, "rideshare.test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,19 +146,15 @@ func TestUploadProgress(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ingest := &ingestServer{}
-			is, err := startServer("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ingestURL := startIngest(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if c.status != http.StatusOK {
 					http.Error(w, "invalid label name", c.status)
 					return
 				}
 				ingest.ServeHTTP(w, r)
 			}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer is.Close()
-			var progress syncBuffer
-			push, err := startPush(is.URL, "progress.test", &progress)
+			progress := newSyncBuffer()
+			push, err := startPush(ingestURL, "progress.test", progress)
 			if err != nil {
 				t.Fatal(err)
 			}

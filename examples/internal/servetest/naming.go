@@ -63,10 +63,10 @@ func CheckNamedProfile(t testing.TB, url, route string) {
 	profiletest.CheckLabels(t, p, 256)
 }
 
-// K6Requests returns n GET requests for base+path (a format with one %d,
+// k6Requests returns n GET requests for base+path (a format with one %d,
 // such as "/bike/%d") as k6 sends them by default: a new id in the path and
 // the query of each, with the [NamedBaggage] of its URL.
-func K6Requests(base, path string, n int) []*http.Request {
+func k6Requests(base, path string, n int) []*http.Request {
 	reqs := make([]*http.Request, n)
 	for i := range reqs {
 		url := base + fmt.Sprintf(path, i) + "?x=" + strconv.Itoa(i)
@@ -76,14 +76,30 @@ func K6Requests(base, path string, n int) []*http.Request {
 	return reqs
 }
 
-// BenchServe serves reqs through h in turn, b.N requests in all, reporting
+// benchServe serves reqs through h in turn, b.N requests in all, reporting
 // allocations.
-func BenchServe(b *testing.B, h http.Handler, reqs []*http.Request) {
+func benchServe(b *testing.B, h http.Handler, reqs []*http.Request) {
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		h.ServeHTTP(w, reqs[i%len(reqs)])
 		i++
+	}
+}
+
+// A Variant is one way of serving the same routes, for [BenchNaming].
+type Variant struct {
+	Name    string
+	Handler http.Handler
+}
+
+// BenchNaming runs a sub-benchmark naming=<Name> per variant, each serving
+// 100 [k6Requests] for base+"/bike/%d" in turn.
+func BenchNaming(b *testing.B, base string, variants ...Variant) {
+	for _, v := range variants {
+		b.Run("naming="+v.Name, func(b *testing.B) {
+			benchServe(b, v.Handler, k6Requests(base, "/bike/%d", 100))
+		})
 	}
 }
