@@ -30,22 +30,14 @@ func main() {
 	log.Fatal(sc.Start(context.Background(), newEcho(bike)))
 }
 
-// newEcho builds the application on Echo v5, h serving /bike/:id. e.Use runs
-// the middleware after routing; e.Pre would run it before.
-func newEcho(h echo.HandlerFunc) *echo.Echo {
+// newEcho builds the application on Echo v5, h serving /bike/:id and
+// /api/car/:id. e.Use runs the middleware after routing, e.Pre would run it
+// before: after routing Echo v5 has put the route path c.Path() in
+// Request.Pattern, so opts k6labels.WithRoutePattern() names each k6 request
+// by its route ("/bike/:id"), not by the URL k6 sent.
+func newEcho(h echo.HandlerFunc, opts ...k6labels.Option) *echo.Echo {
 	e := echo.New()
-	e.Use(echo.WrapMiddleware(k6labels.Middleware()))
-	e.GET("/bike/:id", h)
-	return e
-}
-
-// newNamedEcho is newEcho, with /api/car/:id too, and every k6 request named
-// by its route path ("/bike/:id"), not by the URL k6 sent. Echo v5 puts
-// c.Path() in Request.Pattern when it routes, so the middleware in e.Use
-// needs only WithRoutePattern.
-func newNamedEcho(h echo.HandlerFunc) *echo.Echo {
-	e := echo.New()
-	e.Use(echo.WrapMiddleware(k6labels.Middleware(k6labels.WithRoutePattern())))
+	e.Use(echo.WrapMiddleware(k6labels.Middleware(opts...)))
 	e.GET("/bike/:id", h)
 	e.Group("/api").GET("/car/:id", h)
 	return e

@@ -11,24 +11,20 @@ import (
 
 // startV4 serves the application on Echo v4 at addr.
 func startV4(addr string) error {
-	e := newEchoV4(bikeV4)
+	e := newEchoV4(bikeV4, false)
 	e.HideBanner = true
 	return e.Start(addr)
 }
 
-// newEchoV4 is newEcho on Echo v4.
-func newEchoV4(h echo4.HandlerFunc) *echo4.Echo {
+// newEchoV4 is newEcho on Echo v4, which does not set Request.Pattern:
+// named uses routeLabelsV4, which does, to name k6 requests by route.
+func newEchoV4(h echo4.HandlerFunc, named bool) *echo4.Echo {
 	e := echo4.New()
-	e.Use(echo4.WrapMiddleware(k6labels.Middleware()))
-	e.GET("/bike/:id", h)
-	return e
-}
-
-// newNamedEchoV4 is newNamedEcho on Echo v4, which does not set
-// Request.Pattern: routeLabelsV4 does.
-func newNamedEchoV4(h echo4.HandlerFunc) *echo4.Echo {
-	e := echo4.New()
-	e.Use(routeLabelsV4())
+	if named {
+		e.Use(routeLabelsV4())
+	} else {
+		e.Use(echo4.WrapMiddleware(k6labels.Middleware()))
+	}
 	e.GET("/bike/:id", h)
 	e.Group("/api").GET("/car/:id", h)
 	return e
