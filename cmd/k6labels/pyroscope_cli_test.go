@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"

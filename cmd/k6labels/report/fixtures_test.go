@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,8 +14,11 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -82,55 +86,85 @@ func fx4Report(t testing.TB, opts report.Options) *report.Report {
 // stands for the server's answers so that the report and the diff run on
 // real merged profiles without labels, one profile per row.
 type fxPyroscope struct {
-	t   testing.TB
-	dir string
+	t     testing.TB
+	dir   string
+	once  sync.Once
+	byKey map[string]pyroscopetest.Exchange
 }
 
-// fxExchanges maps a selector (matchers as name=value, sorted, joined by
-// ",") to the exchange whose response is that selector's merged profile.
-var fxExchanges = map[string]string{
-	"k6_test_run_id=":                                   "34-select-merge-profile-no-k6-labels-proto",
-	"k6_test_run_id=fx1":                                "09-select-merge-profile-fx1-proto",
-	"k6_test_run_id=fx2":                                "11-select-merge-profile-fx2-proto",
-	"k6_scenario=rush_hour,k6_test_run_id=fx1":          "12-select-merge-profile-fx1-rush_hour-proto",
-	"k6_scenario=off_peak,k6_test_run_id=fx1":           "23-select-merge-profile-fx1-k6_scenario-off_peak-proto",
-	"k6_name=" + fxBase + "/,k6_test_run_id=fx1":        "24-select-merge-profile-fx1-k6_name-root-proto",
-	"k6_name=" + fxBase + "/bike,k6_test_run_id=fx1":    "25-select-merge-profile-fx1-k6_name-bike-proto",
-	"k6_name=" + fxBase + "/car,k6_test_run_id=fx1":     "26-select-merge-profile-fx1-k6_name-car-proto",
-	"k6_name=" + fxBase + "/scooter,k6_test_run_id=fx1": "27-select-merge-profile-fx1-k6_name-scooter-proto",
-	"k6_scenario=off_peak,k6_test_run_id=fx2":           "28-select-merge-profile-fx2-k6_scenario-off_peak-proto",
-	"k6_scenario=rush_hour,k6_test_run_id=fx2":          "29-select-merge-profile-fx2-k6_scenario-rush_hour-proto",
-	"k6_name=" + fxBase + "/,k6_test_run_id=fx2":        "30-select-merge-profile-fx2-k6_name-root-proto",
-	"k6_name=" + fxBase + "/bike,k6_test_run_id=fx2":    "31-select-merge-profile-fx2-k6_name-bike-proto",
-	"k6_name=" + fxBase + "/car,k6_test_run_id=fx2":     "32-select-merge-profile-fx2-k6_name-car-proto",
-	"k6_name=" + fxBase + "/scooter,k6_test_run_id=fx2": "33-select-merge-profile-fx2-k6_name-scooter-proto",
-}
+// fxSelector reads a Pyroscope selector's matchers ({name="value", ...}).
+var fxSelector = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-func (s *fxPyroscope) String() string { return "recorded Pyroscope service rideshare.k6labels" }
-
-func (s *fxPyroscope) exchange(key string) *profile.Profile {
+// merged returns the recorded merged profile of a selector (matchers as
+// name=value, sorted, joined by ","; service_name left out): the response
+// of the SelectMergeProfile exchange whose protobuf request asked for it.
+func (s *fxPyroscope) merged(key string) *profile.Profile {
 	s.t.Helper()
-	name := fxExchanges[key]
-	if name == "" {
+	s.once.Do(func() {
+		xs, err := pyroscopetest.Load(filepath.Join(s.dir, "pyroscope"))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.byKey = map[string]pyroscopetest.Exchange{}
+		for _, x := range xs {
+			if !strings.HasSuffix(x.Path, "/SelectMergeProfile") || x.ContentType != "application/proto" {
+				continue
+			}
+			var ms []string
+			for _, m := range fxSelector.FindAllStringSubmatch(protoField(x.Body, 2), -1) {
+				if m[1] != "service_name" {
+					ms = append(ms, m[1]+"="+m[2])
+				}
+			}
+			slices.Sort(ms)
+			// The first in name order: 37 asks again for fx1, over the
+			// run's exact window instead of the recording's.
+			if k := strings.Join(ms, ","); s.byKey[k].Name == "" {
+				s.byKey[k] = x
+			}
+		}
+	})
+	x, ok := s.byKey[key]
+	if !ok {
 		s.t.Fatalf("no recorded exchange for the selector %s", key)
 	}
-	b, err := os.ReadFile(filepath.Join(s.dir, "pyroscope", name+".response.pb"))
+	p, err := profile.ParseData(x.Response)
 	if err != nil {
-		s.t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		s.t.Fatalf("%s: %v", name, err)
+		s.t.Fatalf("%s: %v", x.Name, err)
 	}
 	return p
 }
+
+// protoField returns the string field num of a protobuf message
+// (SelectMergeProfileRequest's label_selector is 2).
+func protoField(b []byte, num protowire.Number) string {
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return ""
+		}
+		b = b[l:]
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if l < 0 {
+			return ""
+		}
+		if n == num && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b)
+			return string(v)
+		}
+		b = b[l:]
+	}
+	return ""
+}
+
+func (s *fxPyroscope) String() string { return "recorded Pyroscope service rideshare.k6labels" }
 
 // Totals sums the run profiles and the unlabelled one, as SelectSeries
 // grouped by k6_test_run_id does.
 func (s *fxPyroscope) Totals(context.Context) (map[string]report.Count, error) {
 	out := map[string]report.Count{}
 	for _, id := range []string{"", "fx1", "fx2"} {
-		cpu := cpuSum(s.exchange("k6_test_run_id=" + id))
+		cpu := cpuSum(s.merged("k6_test_run_id=" + id))
 		out[id] = report.Count{CPU: cpu, Samples: int64(cpu / (10 * time.Millisecond))}
 	}
 	return out, nil
@@ -157,7 +191,7 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 		parts = append(parts, m.Name+"="+m.Value)
 	}
 	slices.Sort(parts)
-	return s.exchange(strings.Join(parts, ",")), nil
+	return s.merged(strings.Join(parts, ",")), nil
 }
 
 // fxPyroscopeReport is the report of run id (fx1 or fx2) from the recorded
@@ -165,7 +199,7 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 // recording has no scenario × name selectors).
 func fxPyroscopeReport(t testing.TB, id string) *report.Report {
 	t.Helper()
-	r, err := report.New(context.Background(), &fxPyroscope{t, fixture.Dir(t)}, report.Options{
+	r, err := report.New(context.Background(), &fxPyroscope{t: t, dir: fixture.Dir(t)}, report.Options{
 		By: []report.Grouping{report.ByRun, report.ByScenario, report.ByName}, RunID: id,
 		K6: fxK6(t, "k6/run-"+id+".json.gz"),
 	})

@@ -303,29 +303,21 @@ func protoText(b []byte) string {
 		if n < 0 {
 			return fmt.Sprintf("%s (bad protobuf: %x)", strings.Join(parts, " "), b)
 		}
-		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return fmt.Sprintf("%s (bad field %d)", strings.Join(parts, " "), num)
+		}
+		v := b[n : n+m]
+		b = b[n+m:]
 		switch typ {
 		case protowire.VarintType:
-			v, m := protowire.ConsumeVarint(b)
-			if m < 0 {
-				return fmt.Sprintf("%s (bad varint)", strings.Join(parts, " "))
-			}
-			parts = append(parts, fmt.Sprintf("%d:%d", num, v))
-			b = b[m:]
+			x, _ := protowire.ConsumeVarint(v)
+			parts = append(parts, fmt.Sprintf("%d:%d", num, x))
 		case protowire.BytesType:
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return fmt.Sprintf("%s (bad bytes)", strings.Join(parts, " "))
-			}
-			parts = append(parts, fmt.Sprintf("%d:%q", num, v))
-			b = b[m:]
+			x, _ := protowire.ConsumeBytes(v)
+			parts = append(parts, fmt.Sprintf("%d:%q", num, x))
 		default:
-			m := protowire.ConsumeFieldValue(num, typ, b)
-			if m < 0 {
-				return fmt.Sprintf("%s (bad field %d)", strings.Join(parts, " "), num)
-			}
-			parts = append(parts, fmt.Sprintf("%d:%x", num, b[:m]))
-			b = b[m:]
+			parts = append(parts, fmt.Sprintf("%d:%x", num, v))
 		}
 	}
 	return strings.Join(parts, " ")

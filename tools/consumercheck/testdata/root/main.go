@@ -13,14 +13,10 @@ import (
 const baggage = "k6.test_run_id=4242,k6.scenario=rush_hour,k6.name=order bike"
 
 func main() {
-	ln := listen()
 	seen := make(chan string, 1)
-	srv := &http.Server{Handler: k6labels.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serve(k6labels.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen <- labels(r.Context())
-	}))}
-	go srv.Serve(ln)
-	defer srv.Close()
-
-	getBaggage("http://"+ln.Addr().String()+"/car", baggage)
+	})))
+	getBaggage(url+"/car", baggage)
 	fmt.Println("labels:", <-seen)
 }
