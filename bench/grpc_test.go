@@ -26,11 +26,8 @@ var unaryImpls = []struct {
 func incoming(lines [][]string) []context.Context {
 	out := make([]context.Context, len(lines))
 	for i, l := range lines {
-		md := metadata.MD{
-			":authority":   {"127.0.0.1:50051"},
-			"content-type": {"application/grpc"},
-			"user-agent":   {"grpc-go/1.85.0"},
-		}
+		// What grpc-go's server puts in the metadata of a call.
+		md := metadata.Pairs(":authority", "127.0.0.1:50051", "content-type", "application/grpc", "user-agent", "grpc-go/1.85.0")
 		if l != nil {
 			md["baggage"] = l
 		}

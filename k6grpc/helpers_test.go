@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	"github.com/k6labels/k6labels/internal/profiletest"
-	"github.com/k6labels/k6labels/k6grpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
+
+	"github.com/k6labels/k6labels/internal/profiletest"
+	"github.com/k6labels/k6labels/k6grpc"
 )
 
 // k6Header is what k6's http-instrumentation-pyroscope sends.
@@ -104,7 +105,7 @@ func currentLabels() (map[string]string, error) {
 	}
 	var found []map[string]string
 	for _, s := range p.Sample {
-		if !inFunc(s, "k6grpc_test.currentLabels") {
+		if !profiletest.HasFunc(s, "k6grpc_test.currentLabels") {
 			continue
 		}
 		m := map[string]string{}
@@ -119,19 +120,6 @@ func currentLabels() (map[string]string, error) {
 		return nil, fmt.Errorf("%d goroutines in currentLabels, want 1: run the test alone", len(found))
 	}
 	return found[0], nil
-}
-
-// inFunc reports whether a function whose name ends in fn is on the stack
-// of s.
-func inFunc(s *profile.Sample, fn string) bool {
-	for _, loc := range s.Location {
-		for _, l := range loc.Line {
-			if l.Function != nil && strings.HasSuffix(l.Function.Name, fn) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // goroutineID returns the id of the calling goroutine, from its stack trace,

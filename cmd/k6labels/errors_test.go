@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	httppprof "net/http/pprof"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 )
 
@@ -40,19 +40,6 @@ func writeGz(t *testing.T, dir, name, s string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// closedPort returns the address of a 127.0.0.1 port that was just closed:
-// nothing listens there.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // heapProfile writes this process's heap profile (runtime/pprof) to a file.
@@ -108,7 +95,7 @@ func TestErrorMessages(t *testing.T) {
 	defer heapSrv.Close()
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
-	down := "http://" + closedPort(t) + "/debug/pprof/profile?seconds=1"
+	down := fixture.ClosedURL(t) + "/debug/pprof/profile?seconds=1"
 
 	for _, c := range []struct {
 		name string
@@ -152,8 +139,8 @@ func TestErrorMessages(t *testing.T) {
 		{"format", []string{"report", "--format", "xml", cpu}, exitUsage, []string{`unknown format "xml": use text, markdown or json`, "Run 'k6labels report -h'"}},
 		{"by", []string{"report", "--by", "route", cpu}, exitUsage, []string{`unknown grouping "route": use run, scenario, name or scenario+name`}},
 		{"no profiles", []string{"report", "--k6", k6}, exitUsage, []string{"no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME"}},
-		{"pyroscope without service", []string{"report", "--pyroscope", "http://" + closedPort(t)}, exitUsage, []string{"--pyroscope needs --service"}},
-		{"pyroscope and profiles", []string{"report", "--pyroscope", "http://" + closedPort(t), "--service", "s", cpu}, exitUsage,
+		{"pyroscope without service", []string{"report", "--pyroscope", fixture.ClosedURL(t)}, exitUsage, []string{"--pyroscope needs --service"}},
+		{"pyroscope and profiles", []string{"report", "--pyroscope", fixture.ClosedURL(t), "--service", "s", cpu}, exitUsage,
 			[]string{"give either --pyroscope or pprof profiles, not both"}},
 		{"service without pyroscope", []string{"report", "--service", "x", cpu}, exitUsage, []string{"--service is for --pyroscope"}},
 		{"diff one side", []string{"diff", "--profile", cpu}, exitUsage, []string{"give the profiles of both runs (--base-profile and --profile)"}},
@@ -166,7 +153,7 @@ func TestErrorMessages(t *testing.T) {
 		{"control row", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", smallK6, "--k6", smallK6, "--normalize", "row:/health", "--write-profiles", ""}, exitError,
 			[]string{`--normalize row:/health: no row "/health" in both runs; the k6_name rows are /car, /scooter, /bike, /`}},
 		{"runs without pyroscope", []string{"runs"}, exitUsage, []string{"runs needs --pyroscope URL and --service NAME"}},
-		{"start", []string{"runs", "--pyroscope", "http://" + closedPort(t), "--service", "s", "--start", "yesterday"}, exitUsage,
+		{"start", []string{"runs", "--pyroscope", fixture.ClosedURL(t), "--service", "s", "--start", "yesterday"}, exitUsage,
 			[]string{`--start "yesterday": want RFC 3339 such as 2026-12-02T18:02:15Z`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

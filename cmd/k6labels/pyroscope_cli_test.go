@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -280,12 +279,7 @@ func TestPyroscopeRuns(t *testing.T) {
 // TestPyroscopeErrors: what the user reads when the server is down, the
 // service unknown, the run id wrong or not given.
 func TestPyroscopeErrors(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + ln.Addr().String()
-	ln.Close()
+	down := fixture.ClosedURL(t)
 	srv, xs, fx := pyrServer(t)
 	k6 := pyrHead(t, filepath.Join(fx, "k6", "run-fx1.json.gz"), 2000)
 

@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
+
 	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The window and service of the recorded exchanges.
@@ -42,23 +45,24 @@ func cpu(seconds string) int64 {
 	return int64(f*100+0.5) * 10_000_000
 }
 
-type fixture struct {
+// recording is the recorded exchanges of the fixtures folder dir.
+type recording struct {
 	dir       string
 	exchanges []pyroscopetest.Exchange
 }
 
-func load(t *testing.T) fixture {
+func load(t *testing.T) recording {
 	t.Helper()
 	dir := filepath.Join(pyroscopetest.Fixtures(t), "pyroscope")
 	xs, err := pyroscopetest.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{dir, xs}
+	return recording{dir, xs}
 }
 
 // raw returns the recorded answer of the exchange whose name starts with prefix.
-func (f fixture) raw(t *testing.T, prefix string) []byte {
+func (f recording) raw(t *testing.T, prefix string) []byte {
 	t.Helper()
 	for _, x := range f.exchanges {
 		if strings.HasPrefix(x.Name, prefix) {
@@ -69,7 +73,7 @@ func (f fixture) raw(t *testing.T, prefix string) []byte {
 	return nil
 }
 
-func (f fixture) exchange(t *testing.T, prefix string) pyroscopetest.Exchange {
+func (f recording) exchange(t *testing.T, prefix string) pyroscopetest.Exchange {
 	t.Helper()
 	for _, x := range f.exchanges {
 		if strings.HasPrefix(x.Name, prefix) {
@@ -517,14 +521,9 @@ func checkConnectError(t *testing.T, err error, procedure, msgPart string) {
 
 // TestUnreachable: a closed port on 127.0.0.1 gives ErrUnreachable with the URL.
 func TestUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ln.Close()
+	url := fixture.ClosedURL(t)
 	c := newClient(t, url)
-	_, err = c.SelectSeries(context.Background(), q(sel()), nil, 15*time.Second)
+	_, err := c.SelectSeries(context.Background(), q(sel()), nil, 15*time.Second)
 	if !errors.Is(err, pyroscope.ErrUnreachable) || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("error %v; want ErrUnreachable naming %s and the refusal", err, url)
 	}
