@@ -351,24 +351,26 @@ func TestReplay(t *testing.T) {
 			return pyroscope.Matcher{Name: "k6_name", Value: "http://127.0.0.1:18080" + path}
 		}
 		scen := func(s string) pyroscope.Matcher { return pyroscope.Matcher{Name: "k6_scenario", Value: s} }
-		for _, tc := range []struct {
+		// Each run's rows, in the order of rows, their exchanges and the
+		// README's CPU seconds.
+		rows := []pyroscope.Matcher{scen("rush_hour"), scen("off_peak"), name("/"), name("/bike"), name("/car"), name("/scooter")}
+		type merge struct {
 			file, readme string
 			ms           []pyroscope.Matcher
+		}
+		merges := []merge{{"34-", "1.03", []pyroscope.Matcher{run("")}}}
+		for _, r := range []struct {
+			id            string
+			files, readme [6]string
 		}{
-			{"12-", "17.66", []pyroscope.Matcher{run("fx1"), scen("rush_hour")}},
-			{"23-", "6.11", []pyroscope.Matcher{run("fx1"), scen("off_peak")}},
-			{"24-", "0.00", []pyroscope.Matcher{run("fx1"), name("/")}},
-			{"25-", "2.02", []pyroscope.Matcher{run("fx1"), name("/bike")}},
-			{"26-", "13.44", []pyroscope.Matcher{run("fx1"), name("/car")}},
-			{"27-", "8.31", []pyroscope.Matcher{run("fx1"), name("/scooter")}},
-			{"28-", "6.03", []pyroscope.Matcher{run("fx2"), scen("off_peak")}},
-			{"29-", "17.06", []pyroscope.Matcher{run("fx2"), scen("rush_hour")}},
-			{"30-", "0.01", []pyroscope.Matcher{run("fx2"), name("/")}},
-			{"31-", "1.86", []pyroscope.Matcher{run("fx2"), name("/bike")}},
-			{"32-", "12.76", []pyroscope.Matcher{run("fx2"), name("/car")}},
-			{"33-", "8.46", []pyroscope.Matcher{run("fx2"), name("/scooter")}},
-			{"34-", "1.03", []pyroscope.Matcher{run("")}},
+			{"fx1", [6]string{"12-", "23-", "24-", "25-", "26-", "27-"}, [6]string{"17.66", "6.11", "0.00", "2.02", "13.44", "8.31"}},
+			{"fx2", [6]string{"29-", "28-", "30-", "31-", "32-", "33-"}, [6]string{"17.06", "6.03", "0.01", "1.86", "12.76", "8.46"}},
 		} {
+			for i, m := range rows {
+				merges = append(merges, merge{r.files[i], r.readme[i], []pyroscope.Matcher{run(r.id), m}})
+			}
+		}
+		for _, tc := range merges {
 			p, err := c.SelectMergeProfile(ctx, q(sel(tc.ms...)))
 			if err != nil {
 				t.Fatalf("%s: %v", tc.file, err)
