@@ -141,3 +141,36 @@ func TestGinNonComparableContext(t *testing.T) {
 		}
 	}
 }
+
+// Uploads of several MB parsed with a small maxMemory under the middleware
+// leave no temp file, with and without k6 baggage, when the handler panics,
+// with gin.Recovery outside the middleware or no recovery at all, and when a
+// later middleware copies the request again.
+func TestMultipartFilesRemoved(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		recovery, recopy bool
+	}{
+		{name: "no recovery"},
+		{name: "gin.Recovery", recovery: true},
+		{name: "request copied again", recopy: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			servetest.CheckUploadsLeaveNoFiles(t, func(route http.Handler) http.Handler {
+				r := gin.New()
+				if c.recovery {
+					r.Use(gin.RecoveryWithWriter(io.Discard))
+				}
+				r.Use(k6Labels())
+				if c.recopy {
+					r.Use(func(c *gin.Context) {
+						c.Request = c.Request.WithContext(c.Request.Context())
+						c.Next()
+					})
+				}
+				r.POST("/upload", gin.WrapH(route))
+				return r
+			})
+		})
+	}
+}
