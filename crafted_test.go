@@ -1,7 +1,9 @@
 package k6labels
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -88,7 +90,7 @@ func cleanRunes(b []byte, maxBytes int) string { return string(appendRunes(nil, 
 
 // FuzzCleanBytes: the fast path gives what rewriting every rune gives.
 func FuzzCleanBytes(f *testing.F) {
-	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80"} {
+	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80", "ééééé\xc2\x85éééé", "éééé\xc3"} {
 		f.Add([]byte(s), 3)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, maxBytes int) {
@@ -133,4 +135,38 @@ func FuzzDecodeClean(f *testing.F) {
 			t.Fatalf("decodeClean(%q, %d) = %q, want %q", raw, maxBytes, got, want)
 		}
 	})
+}
+
+// fourLatin accepts exactly four characters U+00C0-U+07FF, whichever lane a
+// bad byte is in.
+func TestFourLatin(t *testing.T) {
+	for lane := range 4 {
+		for lead := range 256 {
+			for cont := range 256 {
+				b := []byte("éééé")
+				b[2*lane], b[2*lane+1] = byte(lead), byte(cont)
+				want := 0xc3 <= lead && lead <= 0xdf && 0x80 <= cont && cont <= 0xbf
+				if got := fourLatin(binary.LittleEndian.Uint64(b)); got != want {
+					t.Fatalf("fourLatin(% x) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// classesOf, eight bytes a step, gives what ORing byteClass byte by byte
+// gives, for every byte in every position among any neighbours.
+func TestClassesOf(t *testing.T) {
+	for _, bg := range []byte{0x00, 0x1f, 0x20, 'a', 0x7e, 0x7f, 0x80, 0xff} {
+		for pos := range 17 {
+			for c := range 256 {
+				b := bytes.Repeat([]byte{bg}, 17)
+				b[pos] = byte(c)
+				want := byteClass[bg] | byteClass[c]
+				if got := classesOf(b); got != want {
+					t.Fatalf("classesOf(% x) = %b, want %b", b, got, want)
+				}
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/maphash"
 	"runtime/pprof"
 	"strings"
@@ -107,47 +108,70 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool, a *arena) string
 // starts before the cut).
 func decodeClean(raw string, maxBytes int, a *arena) string {
 	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
-	var classes byte // of every decoded byte, ORed
 	n, i := 0, 0
 	for n < len(buf) && i < len(raw) {
 		// A run of escapes, three bytes a step.
 		dst := buf[n:min(len(buf), n+(len(raw)-i)/3)]
 		src := raw[i : i+3*len(dst)]
-		k := 0
-		for ; k+1 < len(dst); k += 2 { // two at a time while both are escapes
-			w := src[3*k : 3*k+6]
-			h1, l1, h2, l2 := unhexTable[w[1]], unhexTable[w[2]], unhexTable[w[4]], unhexTable[w[5]]
-			if w[0] != '%' || w[3] != '%' || h1|l1|h2|l2 > 0xf {
+		d, e := dst, src
+		for len(d) >= 4 && len(e) >= 12 { // four at a time while all are escapes
+			h1, l1, h2, l2 := unhexTable[e[1]], unhexTable[e[2]], unhexTable[e[4]], unhexTable[e[5]]
+			h3, l3, h4, l4 := unhexTable[e[7]], unhexTable[e[8]], unhexTable[e[10]], unhexTable[e[11]]
+			if e[0] != '%' || e[3] != '%' || e[6] != '%' || e[9] != '%' || h1|l1|h2|l2|h3|l3|h4|l4 > 0xf {
 				break
 			}
-			c1, c2 := h1<<4|l1, h2<<4|l2
-			dst[k], dst[k+1] = c1, c2
-			classes |= byteClass[c1] | byteClass[c2]
+			d[0], d[1], d[2], d[3] = h1<<4|l1, h2<<4|l2, h3<<4|l3, h4<<4|l4
+			d, e = d[4:], e[12:]
 		}
-		for ; k < len(dst); k++ {
-			w := src[3*k : 3*k+3]
-			h, l := unhexTable[w[1]], unhexTable[w[2]]
-			if w[0] != '%' || h|l > 0xf {
+		for len(d) >= 1 && len(e) >= 3 {
+			h, l := unhexTable[e[1]], unhexTable[e[2]]
+			if e[0] != '%' || h|l > 0xf {
 				break
 			}
-			c := h<<4 | l
-			dst[k] = c
-			classes |= byteClass[c]
+			d[0] = h<<4 | l
+			d, e = d[1:], e[3:]
 		}
+		k := len(dst) - len(d)
 		n, i = n+k, i+3*k
 		if n == len(buf) || i == len(raw) {
 			break
 		}
-		c := raw[i] // not an escape, or a '%' kept as written
-		buf[n] = c
-		classes |= byteClass[c]
+		buf[n] = raw[i] // not an escape, or a '%' kept as written
 		n++
 		i++
 	}
+	b := buf[:n]
+	classes := classesOf(b)
 	if classes == 0 { // printable ASCII: only cut
-		return a.string(buf[:min(n, maxBytes)])
+		return a.string(b[:min(n, maxBytes)])
 	}
-	return cleanBytes(buf[:n], maxBytes, classes, a)
+	return cleanBytes(b, maxBytes, classes, a)
+}
+
+// classesOf returns the byteClass of every byte of b, ORed, eight bytes a
+// step: a byte >= 0x80 is nonASCII; one < 0x20, or 0x7f, a controlByte.
+func classesOf(b []byte) byte {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var high, ctl uint64
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		del := w ^ 0x7f*ones
+		high |= w
+		// A borrow makes false hits only above a true one (or a byte
+		// >= 0x80, which ^w masks): the OR is exact.
+		ctl |= (w-0x20*ones)&^w | (del-ones)&^del
+	}
+	var classes byte
+	if high&highs != 0 {
+		classes |= nonASCII
+	}
+	if ctl&highs != 0 {
+		classes |= controlByte
+	}
+	for _, c := range b {
+		classes |= byteClass[c]
+	}
+	return classes
 }
 
 // byteClass tells cleanBytes which checks a byte calls for: none for
@@ -174,6 +198,10 @@ func validNoC1(b []byte) bool {
 		case c < utf8.RuneSelf:
 			i++
 		case 0xc2 <= c && c <= 0xdf:
+			if i+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+				continue
+			}
 			if i+1 == len(b) || b[i+1]&0xc0 != 0x80 || c == 0xc2 && b[i+1] < 0xa0 {
 				return false
 			}
@@ -187,6 +215,21 @@ func validNoC1(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// fourLatin reports whether the 8 bytes of x (little-endian) are four
+// two-byte characters U+00C0-U+07FF: each lead byte 0xc3-0xdf, each second
+// byte 0x80-0xbf. That is valid UTF-8 without C1 controls (0xc2 0x80-0x9f),
+// checked eight bytes a step for the accented text escapes make.
+func fourLatin(x uint64) bool {
+	const (
+		form  = 0xc0e0c0e0c0e0c0e0 // the bits that make 110xxxxx 10xxxxxx
+		pairs = 0x80c080c080c080c0
+		low5  = 0x001f001f001f001f // a lead byte's payload: at least 3 (0xc3)
+		plus  = 0x001d001d001d001d
+		carry = 0x0020002000200020
+	)
+	return x&form == pairs && (x&low5+plus)&carry == carry
 }
 
 const (
