@@ -156,47 +156,65 @@ func parentOf(ctx context.Context, s *labelSet) parentLabels {
 // scanner's reading of a member (key, '=', value up to ';' or ','), and cuts
 // only where labelValue would cut the same way.
 func withoutQueries(line string, buf []byte) ([]byte, bool) {
-	const key = "k6.name"
 	cut, from := false, 0 // line[from:] is still to be copied
 	for at := 0; ; {
-		i := strings.Index(line[at:], key)
-		if i < 0 {
+		q := queryMark(line[at:])
+		if q < 0 {
 			break
 		}
-		i += at
-		at = i + len(key)
-		if before := strings.TrimRight(line[:i], " \t"); before != "" && before[len(before)-1] != ',' {
-			continue // part of another member
+		q += at
+		// The member holding the mark, between the ','s around it.
+		start := at
+		for {
+			j := strings.IndexByte(line[start:q], ',')
+			if j < 0 {
+				break
+			}
+			start += j + 1
 		}
-		rest := strings.TrimLeft(line[at:], " \t")
-		if rest == "" || rest[0] != '=' {
-			continue
+		end := len(line)
+		if j := strings.IndexByte(line[q:], ','); j >= 0 {
+			end = q + j
 		}
-		vStart := len(line) - len(rest) + 1
-		end := len(line) // the end of the member, and of its value
-		if j := strings.IndexByte(line[vStart:], ','); j >= 0 {
-			end = vStart + j
+		at = end
+		if k, ok := queryCut(line[start:end]); ok {
+			buf = append(buf, line[from:start+k]...)
+			from, cut = end, true
 		}
-		vEnd := end
-		if j := strings.IndexByte(line[vStart:end], ';'); j >= 0 {
-			vEnd = vStart + j
-		}
-		v := trimOWS(line[vStart:vEnd])
-		if !looksLikeURL(v) {
-			continue
-		}
-		kept := cutQuery(v)
-		if len(kept) == len(v) || !looksLikeURL(kept) || trimOWS(kept) != kept {
-			continue // nothing to cut, or the rest would read differently
-		}
-		q := vStart + strings.Index(line[vStart:vEnd], v) + len(kept) // v is the value without its spaces
-		buf = append(buf, line[from:q]...)
-		from, cut, at = end, true, end
 	}
 	if !cut {
 		return buf, false
 	}
 	return append(buf, line[from:]...), true
+}
+
+// queryCut returns where to cut member m when it is a k6.name whose value is
+// a URL with a query string or fragment that labelValue would drop, so that
+// what is left makes the same label.
+func queryCut(m string) (int, bool) {
+	const key = "k6.name"
+	k := len(m) - len(strings.TrimLeft(m, " \t"))
+	if !strings.HasPrefix(m[k:], key) {
+		return 0, false
+	}
+	rest := strings.TrimLeft(m[k+len(key):], " \t")
+	if rest == "" || rest[0] != '=' {
+		return 0, false
+	}
+	vStart := len(m) - len(rest) + 1
+	vEnd := len(m)
+	if j := strings.IndexByte(m[vStart:], ';'); j >= 0 {
+		vEnd = vStart + j
+	}
+	v := trimOWS(m[vStart:vEnd])
+	if !looksLikeURL(v) {
+		return 0, false
+	}
+	kept := cutQuery(v)
+	if len(kept) == len(v) || !looksLikeURL(kept) || trimOWS(kept) != kept {
+		return 0, false // nothing to cut, or the rest would read differently
+	}
+	return vStart + strings.Index(m[vStart:vEnd], v) + len(kept), true // v is the value without its spaces
 }
 
 // collect appends the k6 labels of baggage to labels, sorted by name, and

@@ -73,10 +73,24 @@ func looksLikeURL(s string) bool {
 
 // cutQuery returns s without its query string and fragment.
 func cutQuery(s string) string {
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
+	if i := queryMark(s); i >= 0 {
 		return s[:i]
 	}
 	return s
+}
+
+// queryMark returns the index of the first '?' or '#' in s, or -1.
+// (Two IndexByte calls are several times faster than IndexAny.)
+func queryMark(s string) int {
+	i := strings.IndexByte(s, '?')
+	end := len(s)
+	if i >= 0 {
+		end = i
+	}
+	if j := strings.IndexByte(s[:end], '#'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // labelValue turns a raw member value into a label value: percent-decoded,
