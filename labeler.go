@@ -157,13 +157,14 @@ func parentOf(ctx context.Context, s *labelSet) parentLabels {
 // only where labelValue would cut the same way.
 func withoutQueries(line string, buf []byte) ([]byte, bool) {
 	cut, from := false, 0 // line[from:] is still to be copied
-	for at := 0; ; {
+	for at := 0; at < len(line); {
 		q := queryMark(line[at:])
 		if q < 0 {
 			break
 		}
 		q += at
-		// The member holding the mark, between the ','s around it.
+		// The member holding the mark, between the ','s around it
+		// (IndexByte is vectorized; LastIndexByte is not).
 		start := at
 		for {
 			j := strings.IndexByte(line[start:q], ',')
@@ -176,11 +177,11 @@ func withoutQueries(line string, buf []byte) ([]byte, bool) {
 		if j := strings.IndexByte(line[q:], ','); j >= 0 {
 			end = q + j
 		}
-		at = end
-		if k, ok := queryCut(line[start:end]); ok {
+		if k, ok := queryCut(line[start:end], q-start); ok {
 			buf = append(buf, line[from:start+k]...)
 			from, cut = end, true
 		}
+		at = end
 	}
 	if !cut {
 		return buf, false
@@ -188,33 +189,39 @@ func withoutQueries(line string, buf []byte) ([]byte, bool) {
 	return append(buf, line[from:]...), true
 }
 
-// queryCut returns where to cut member m when it is a k6.name whose value is
-// a URL with a query string or fragment that labelValue would drop, so that
-// what is left makes the same label.
-func queryCut(m string) (int, bool) {
+// queryCut returns where to cut member m, whose first '?' or '#' is at q,
+// when it is a k6.name whose value is a URL with a query string or fragment
+// that labelValue would drop, so that what is left makes the same label.
+func queryCut(m string, q int) (int, bool) {
 	const key = "k6.name"
-	k := len(m) - len(strings.TrimLeft(m, " \t"))
+	k := skipOWS(m, 0)
 	if !strings.HasPrefix(m[k:], key) {
 		return 0, false
 	}
-	rest := strings.TrimLeft(m[k+len(key):], " \t")
-	if rest == "" || rest[0] != '=' {
+	eq := skipOWS(m, k+len(key))
+	if eq == len(m) || m[eq] != '=' {
 		return 0, false
 	}
-	vStart := len(m) - len(rest) + 1
-	vEnd := len(m)
-	if j := strings.IndexByte(m[vStart:], ';'); j >= 0 {
-		vEnd = vStart + j
+	v := skipOWS(m, eq+1) // the value, without its spaces, up to ';'
+	if q < v || strings.IndexByte(m[v:q], ';') >= 0 {
+		return 0, false // the mark is in a property
 	}
-	v := trimOWS(m[vStart:vEnd])
-	if !looksLikeURL(v) {
+	// What is left of the value (the mark is its first): a URL, of itself,
+	// that ends as it would read when trimmed.
+	kept := m[v:q]
+	if !looksLikeURL(kept) || kept[len(kept)-1] == ' ' || kept[len(kept)-1] == '\t' {
 		return 0, false
 	}
-	kept := cutQuery(v)
-	if len(kept) == len(v) || !looksLikeURL(kept) || trimOWS(kept) != kept {
-		return 0, false // nothing to cut, or the rest would read differently
+	return q, true
+}
+
+// skipOWS returns the index of the first byte of s from i on that is not
+// OWS (a space or a tab), or len(s).
+func skipOWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
 	}
-	return vStart + strings.Index(m[vStart:vEnd], v) + len(kept), true // v is the value without its spaces
+	return i
 }
 
 // collect appends the k6 labels of baggage to labels, sorted by name, and

@@ -68,7 +68,12 @@ func keyOf(name string) string {
 // looksLikeURL reports whether a k6.name value is a URL (or a path), whose
 // query string and fragment are dropped: k6 names untagged requests by URL.
 func looksLikeURL(s string) bool {
-	return strings.HasPrefix(s, "/") || strings.Contains(s, "://")
+	if strings.HasPrefix(s, "/") {
+		return true
+	}
+	// A URL's first ':' is its scheme's: look there before scanning.
+	i := strings.IndexByte(s, ':')
+	return i >= 0 && (strings.HasPrefix(s[i+1:], "//") || strings.Contains(s[i+1:], "://"))
 }
 
 // cutQuery returns s without its query string and fragment.
