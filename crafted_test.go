@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // craftedHeaders are 8 KB baggage headers built to be expensive, next to the
@@ -24,6 +25,14 @@ func craftedHeaders() []struct {
 	var maxLabels []string
 	for i := range DefaultMaxLabels {
 		maxLabels = append(maxLabels, "k6."+string(rune('a'+i))+"="+strings.Repeat("%C3%A9", 170))
+	}
+	// eight returns 8 maximal k6 labels, each value v.
+	eight := func(v string) []string {
+		var ms []string
+		for i := range DefaultMaxLabels {
+			ms = append(ms, "k6."+string(rune('a'+i))+"="+v)
+		}
+		return []string{strings.Join(ms, ",")}
 	}
 	var lines64 []string
 	for range 64 {
@@ -47,6 +56,17 @@ func craftedHeaders() []struct {
 		{"maxValueUTF8", false, []string{"k6.a=" + maxValue}},
 		{"lines64", false, lines64},
 		{"manyNames", false, []string{fill("k6.x" + strings.Repeat("y", 20) + "=v")}},
+		// 8 maximal labels whose bytes defeat the fast paths: an escape
+		// and a byte in turn, invalid escapes, bare '%', C1 and C0
+		// controls, raw invalid bytes, three- and four-byte characters.
+		{"mixC3A", false, eight(strings.Repeat("%C3A", 200))},
+		{"bad4G", false, eight(strings.Repeat("%4G", 300))},
+		{"pctOnly", false, eight(strings.Repeat("%", 900))},
+		{"c1NEL", false, eight(strings.Repeat("%C2%85", 170))},
+		{"ctlEsc", false, eight(strings.Repeat("%01", 300))},
+		{"rawFF", false, eight(strings.Repeat("\xff", 900))},
+		{"euro", false, eight(strings.Repeat("%E2%82%AC", 120))},
+		{"emoji", false, eight(strings.Repeat("%F0%9F%98%80", 90))},
 	}
 }
 
@@ -85,12 +105,26 @@ func TestCraftedAllocs(t *testing.T) {
 	}
 }
 
-// cleanRunes is cleanBytes without its fast path: every rune rewritten.
-func cleanRunes(b []byte, maxBytes int) string { return string(appendRunes(nil, b, maxBytes)) }
+// cleanRunes is what cleanBytes must give, written the plain way: every
+// rune decoded, replaced if it is invalid or a control, and encoded again.
+func cleanRunes(b []byte, maxBytes int) string {
+	var out []byte
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r < 0x20 || 0x7f <= r && r < 0xa0 {
+			r = utf8.RuneError
+		}
+		if len(out)+utf8.RuneLen(r) > maxBytes {
+			break
+		}
+		out, b = utf8.AppendRune(out, r), b[size:]
+	}
+	return string(out)
+}
 
 // FuzzCleanBytes: the fast path gives what rewriting every rune gives.
 func FuzzCleanBytes(f *testing.F) {
-	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80", "ééééé\xc2\x85éééé", "éééé\xc3"} {
+	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80", "ééééé\xc2\x85éééé", "éééé\xc3", "€€€\xe2\x82", "\xed\xa0\x80€"} {
 		f.Add([]byte(s), 3)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, maxBytes int) {
@@ -165,6 +199,35 @@ func TestClassesOf(t *testing.T) {
 				want := byteClass[bg] | byteClass[c]
 				if got := classesOf(b); got != want {
 					t.Fatalf("classesOf(% x) = %b, want %b", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// utf8Char agrees with utf8.DecodeRune on every lead and second byte, with
+// the bytes after them at the edges of the continuation range, at every
+// length from one to four bytes.
+func TestUTF8Char(t *testing.T) {
+	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
+	for c0 := 0x80; c0 < 0x100; c0++ {
+		for c1 := range 256 {
+			for _, c2 := range edges {
+				for _, c3 := range edges {
+					full := []byte{byte(c0), byte(c1), c2, c3}
+					for size := 1; size <= 4; size++ {
+						b := full[:size]
+						r, want := utf8.DecodeRune(b)
+						wantOK := true
+						if r == utf8.RuneError && want == 1 {
+							wantOK = false
+						} else if 0x80 <= r && r < 0xa0 {
+							wantOK = false // C1
+						}
+						if n, ok := utf8Char(b); n != want || ok != wantOK {
+							t.Fatalf("utf8Char(% x) = %d, %v; DecodeRune: %U, %d", b, n, ok, r, want)
+						}
+					}
 				}
 			}
 		}

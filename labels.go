@@ -129,11 +129,22 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
 	n, i := 0, 0
 	for n < len(buf) && i < len(raw) {
-		// A run of escapes, three bytes a step.
-		dst := buf[n:min(len(buf), n+(len(raw)-i)/3)]
-		src := raw[i : i+3*len(dst)]
-		d, e := dst, src
-		for len(d) >= 4 && len(e) >= 12 { // four at a time while all are escapes
+		c := raw[i]
+		if c != '%' || i+2 >= len(raw) || unhexTable[raw[i+1]]|unhexTable[raw[i+2]] > 0xf {
+			buf[n] = c // not an escape, or a '%' kept as written
+			n, i = n+1, i+1
+			continue
+		}
+		buf[n] = unhexTable[raw[i+1]]<<4 | unhexTable[raw[i+2]]
+		n, i = n+1, i+3
+		if i == len(raw) || raw[i] != '%' {
+			continue
+		}
+		// A run of escapes after it, four (twelve bytes) a step.
+		d := buf[n:min(len(buf), n+(len(raw)-i)/3)]
+		e := raw[i : i+3*len(d)]
+		k := len(d)
+		for len(d) >= 4 && len(e) >= 12 {
 			h1, l1, h2, l2 := unhexTable[e[1]], unhexTable[e[2]], unhexTable[e[4]], unhexTable[e[5]]
 			h3, l3, h4, l4 := unhexTable[e[7]], unhexTable[e[8]], unhexTable[e[10]], unhexTable[e[11]]
 			if e[0] != '%' || e[3] != '%' || e[6] != '%' || e[9] != '%' || h1|l1|h2|l2|h3|l3|h4|l4 > 0xf {
@@ -142,22 +153,8 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 			d[0], d[1], d[2], d[3] = h1<<4|l1, h2<<4|l2, h3<<4|l3, h4<<4|l4
 			d, e = d[4:], e[12:]
 		}
-		for len(d) >= 1 && len(e) >= 3 {
-			h, l := unhexTable[e[1]], unhexTable[e[2]]
-			if e[0] != '%' || h|l > 0xf {
-				break
-			}
-			d[0] = h<<4 | l
-			d, e = d[1:], e[3:]
-		}
-		k := len(dst) - len(d)
+		k -= len(d)
 		n, i = n+k, i+3*k
-		if n == len(buf) || i == len(raw) {
-			break
-		}
-		buf[n] = raw[i] // not an escape, or a '%' kept as written
-		n++
-		i++
 	}
 	b := buf[:n]
 	classes := classesOf(b)
@@ -208,32 +205,55 @@ var byteClass = func() (t [256]byte) {
 }()
 
 // validNoC1 reports whether b is valid UTF-8 without the C1 controls
-// (U+0080-U+009F, 0xc2 0x80-0x9f). Two-byte characters, what escapes of
-// accented text make, are checked inline.
+// (U+0080-U+009F, 0xc2 0x80-0x9f).
 func validNoC1(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
 		case c < utf8.RuneSelf:
 			i++
-		case 0xc2 <= c && c <= 0xdf:
-			if i+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[i:])) {
-				i += 8
-				continue
-			}
-			if i+1 == len(b) || b[i+1]&0xc0 != 0x80 || c == 0xc2 && b[i+1] < 0xa0 {
-				return false
-			}
-			i += 2
+		case 0xc3 <= c && c <= 0xdf && i+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[i:])):
+			i += 8
+		case 0xe1 <= c && c <= 0xec && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80:
+			i += 3 // most of the BMP past U+1000 (CJK, the euro sign), inline
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
+			n, ok := utf8Char(b[i:])
+			if !ok {
 				return false
 			}
-			i += size
+			i += n
 		}
 	}
 	return true
+}
+
+// utf8Char returns the length of the character that b (b[0] >= 0x80)
+// starts with and whether it is kept: valid UTF-8, not a C1 control. An
+// invalid sequence is one byte long, as for utf8.DecodeRune; a C1 control
+// two. Inline, it is several times cheaper than utf8.DecodeRune.
+func utf8Char(b []byte) (int, bool) {
+	c := b[0]
+	switch {
+	case c < 0xc2 || c > 0xf4: // a stray continuation byte, an overlong lead, past U+10FFFF
+		return 1, false
+	case c <= 0xdf:
+		if len(b) < 2 || b[1]&0xc0 != 0x80 {
+			return 1, false
+		}
+		return 2, c != 0xc2 || b[1] >= 0xa0
+	case c <= 0xef:
+		if len(b) < 3 || b[1]&0xc0 != 0x80 || b[2]&0xc0 != 0x80 ||
+			c == 0xe0 && b[1] < 0xa0 || c == 0xed && b[1] > 0x9f { // overlong; a surrogate
+			return 1, false
+		}
+		return 3, true
+	default:
+		if len(b) < 4 || b[1]&0xc0 != 0x80 || b[2]&0xc0 != 0x80 || b[3]&0xc0 != 0x80 ||
+			c == 0xf0 && b[1] < 0x90 || c == 0xf4 && b[1] > 0x8f { // overlong; past U+10FFFF
+			return 1, false
+		}
+		return 4, true
+	}
 }
 
 // fourLatin reports whether the 8 bytes of x (little-endian) are four
@@ -291,24 +311,44 @@ func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
 	if n, ok := cleanPrefix(b, maxBytes, classes); ok {
 		return a.string(b[:n])
 	}
-	return a.commit(appendRunes(a.reserve(maxBytes), b, maxBytes))
+	out := a.reserve(maxBytes)[:maxBytes]
+	return a.commit(out[:rewriteRunes(out, b)])
 }
 
-// appendRunes appends b to out rune by rune, each invalid byte and control
-// character (C0, DEL, C1) as U+FFFD, as long as out stays within maxBytes.
-func appendRunes(out, b []byte, maxBytes int) []byte {
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		b = b[size:]
-		if r < 0x20 || 0x7f <= r && r < 0xa0 {
-			r = utf8.RuneError
+// rewriteRunes writes b to dst rune by rune, each invalid byte and control
+// character (C0, DEL, C1) as U+FFFD, as far as whole characters fit in dst,
+// and returns how many bytes it wrote.
+func rewriteRunes(dst, b []byte) int {
+	w := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if 0x20 <= c && c < 0x7f { // printable ASCII
+			if w == len(dst) {
+				break
+			}
+			dst[w] = c
+			w, i = w+1, i+1
+			continue
 		}
-		if len(out)+utf8.RuneLen(r) > maxBytes {
+		n, ok := 1, false // C0, DEL and bytes no character starts with are not kept
+		if 0xc2 <= c && c <= 0xf4 {
+			n, ok = utf8Char(b[i:])
+		}
+		if ok {
+			if w+n > len(dst) {
+				break
+			}
+			copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
+			w, i = w+n, i+n
+			continue
+		}
+		if w+3 > len(dst) {
 			break
 		}
-		out = utf8.AppendRune(out, r)
+		dst[w], dst[w+1], dst[w+2] = 0xef, 0xbf, 0xbd // U+FFFD
+		w, i = w+3, i+n
 	}
-	return out
+	return w
 }
 
 // arenaBytes is what an arena holds before it allocates: the values and
