@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
@@ -107,11 +106,12 @@ func (s *fxPyroscope) merged(key string) *profile.Profile {
 		}
 		s.byKey = map[string]pyroscopetest.Exchange{}
 		for _, x := range xs {
-			if !strings.HasSuffix(x.Path, "/SelectMergeProfile") || x.ContentType != "application/proto" {
+			sel, ok := x.MergeSelector()
+			if !ok {
 				continue
 			}
 			var ms []string
-			for _, m := range fxSelector.FindAllStringSubmatch(protoField(x.Body, 2), -1) {
+			for _, m := range fxSelector.FindAllStringSubmatch(sel, -1) {
 				if m[1] != "service_name" {
 					ms = append(ms, m[1]+"="+m[2])
 				}
@@ -133,28 +133,6 @@ func (s *fxPyroscope) merged(key string) *profile.Profile {
 		s.t.Fatalf("%s: %v", x.Name, err)
 	}
 	return p
-}
-
-// protoField returns the string field num of a protobuf message
-// (SelectMergeProfileRequest's label_selector is 2).
-func protoField(b []byte, num protowire.Number) string {
-	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
-			return ""
-		}
-		b = b[l:]
-		l = protowire.ConsumeFieldValue(n, typ, b)
-		if l < 0 {
-			return ""
-		}
-		if n == num && typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(b)
-			return string(v)
-		}
-		b = b[l:]
-	}
-	return ""
 }
 
 func (s *fxPyroscope) String() string { return "recorded Pyroscope service rideshare.k6labels" }

@@ -44,6 +44,31 @@ type Exchange struct {
 	Synthetic   bool // made by a test with Add, not recorded
 }
 
+// MergeSelector returns the label selector a SelectMergeProfile request in
+// protobuf asked for (SelectMergeProfileRequest field 2), and whether x is
+// such a request.
+func (x Exchange) MergeSelector() (string, bool) {
+	if !strings.HasSuffix(x.Path, "/SelectMergeProfile") || mediaType(x.ContentType) != "application/proto" {
+		return "", false
+	}
+	for b := x.Body; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			break
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			break
+		}
+		if num == 2 && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b[n:])
+			return string(v), true
+		}
+		b = b[n+m:]
+	}
+	return "", false
+}
+
 // Fixtures returns the shared fixtures folder (the one holding README.md
 // and pyroscope/), looked for in "shared/fixtures" of the working directory
 // and of each folder above it. It fails the test when there is none.
