@@ -37,7 +37,7 @@ func burnUnits(units int, seed uint64) uint64 {
 // The profile endpoint profiles until the load is done (not for a fixed
 // time), so the test holds on a slow machine.
 func TestReportFromProfileURL(t *testing.T) {
-	const perRoute = 150
+	const perRoute = 400
 	routes := map[string]int{"/a": 1, "/b": 3}
 	loadDone := make(chan struct{})
 	profiling := make(chan struct{})
