@@ -233,3 +233,23 @@ func TestUTF8Char(t *testing.T) {
 		}
 	}
 }
+
+// lastComma finds what strings.LastIndexByte finds, with commas in every
+// position among bytes that differ from ',' in one bit or that borrow.
+func TestLastComma(t *testing.T) {
+	for _, bg := range []byte{'a', '-', '+', 0x00, 0xac, 0xff, 0x2c ^ 0x80} {
+		for n := range 26 {
+			for first := -1; first < n; first++ {
+				for second := first; second < n; second++ {
+					b := bytes.Repeat([]byte{bg}, n)
+					if first >= 0 {
+						b[first], b[second] = ',', ','
+					}
+					if got, want := lastComma(string(b)), strings.LastIndexByte(string(b), ','); got != want {
+						t.Fatalf("lastComma(%q) = %d, want %d", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
