@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -155,20 +156,47 @@ func FuzzDecodeClean(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string, maxBytes int) {
 		maxBytes = minValueBytes + abs(maxBytes)%64
-		var all []byte // every escape decoded, nothing cleaned
-		for i := 0; i < len(raw); i++ {
-			if raw[i] == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
-				all = append(all, unhex(raw[i+1])<<4|unhex(raw[i+2]))
-				i += 2
-				continue
-			}
-			all = append(all, raw[i])
-		}
 		var a arena
-		if got, want := decodeClean(raw, maxBytes, &a), cleanRunes(all, maxBytes); got != want {
+		if got, want := decodeClean(raw, maxBytes, &a), cleanRunes(decodeAll(raw), maxBytes); got != want {
 			t.Fatalf("decodeClean(%q, %d) = %q, want %q", raw, maxBytes, got, want)
 		}
 	})
+}
+
+// decodeAll decodes every escape of raw and cleans nothing.
+func decodeAll(raw string) []byte {
+	var all []byte
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
+			all = append(all, unhex(raw[i+1])<<4|unhex(raw[i+2]))
+			i += 2
+			continue
+		}
+		all = append(all, raw[i])
+	}
+	return all
+}
+
+// decodeClean's two halves (the first half of the bytes it may need, then
+// the rest only if the result is not full) give what decoding everything
+// and rewriting every rune gives, for values long enough to need both:
+// clean and replaced text on either side of the half, characters across it.
+func TestDecodeCleanHalves(t *testing.T) {
+	pieces := []string{"%C3%A9", "é", "%C3", "A", "%C2%85", "%01", "\xff", "%E2%82%AC", "€", "%F0%9F%98%80", "%", "x", "%4G", "%E2%82"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(200) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		raw := b.String()
+		for _, maxBytes := range []int{minValueBytes, 17, 40, DefaultMaxValueBytes} {
+			var a arena
+			if got, want := decodeClean(raw, maxBytes, &a), cleanRunes(decodeAll(raw), maxBytes); got != want {
+				t.Fatalf("decodeClean(%q, %d) = %q, want %q", raw, maxBytes, got, want)
+			}
+		}
+	}
 }
 
 // fourLatin accepts exactly four characters U+00C0-U+07FF, whichever lane a
@@ -250,6 +278,21 @@ func TestLastComma(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// wholeChars cuts a character that b ends inside of, and only that.
+func TestWholeChars(t *testing.T) {
+	for _, c := range []struct {
+		b    string
+		want int
+	}{
+		{"", 0}, {"a", 1}, {"aé"[:2], 1}, {"aé", 3}, {"a€"[:2], 1}, {"a€"[:3], 1}, {"a€", 4},
+		{"😀"[:1], 0}, {"😀"[:3], 0}, {"😀", 4}, {"\x80\x80\x80\x80", 4}, {"a\xff", 2},
+	} {
+		if got := wholeChars([]byte(c.b)); got != c.want {
+			t.Errorf("wholeChars(%q) = %d, want %d", c.b, got, c.want)
 		}
 	}
 }

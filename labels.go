@@ -124,10 +124,51 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool, a *arena) string
 // maxBytes bytes of the result can come from, and cleans it as cleanValue
 // does. Every decoded byte makes at least one byte of the result, so
 // maxBytes+3 decoded bytes always suffice (3: the rest of a character that
-// starts before the cut).
+// starts before the cut). Only half of them are decoded first: where bytes
+// are replaced (each U+FFFD is 3 bytes) the result is often full by then.
 func decodeClean(raw string, maxBytes int, a *arena) string {
 	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
-	n, i := 0, 0
+	half := min(len(buf), maxBytes/2+utf8.UTFMax-1)
+	n, i := decode(buf[:half], 0, raw, 0)
+	clean := 0 // buf[:clean] is whole characters that are kept as they are
+	if i < len(raw) && n == half {
+		classes := classesOf(buf[:n])
+		clean = wholeChars(buf[:n])
+		if classes&controlByte != 0 || classes&nonASCII != 0 && !validNoC1(buf[:clean]) {
+			clean = -1
+		}
+		if clean < 0 {
+			// Rewritten: the characters that start in the first n-3
+			// bytes are whole, whatever follows.
+			out := a.reserve(maxBytes)[:maxBytes]
+			w, p := rewriteRunes(out, buf[:n], n-(utf8.UTFMax-1))
+			if p < n-(utf8.UTFMax-1) || w == len(out) { // the result is full
+				return a.commit(out[:w])
+			}
+			n, _ = decode(buf, n, raw, i)
+			w2, _ := rewriteRunes(out[w:], buf[p:n], n-p)
+			return a.commit(out[:w+w2])
+		}
+		n, _ = decode(buf, n, raw, i)
+	}
+	b, rest := buf[:n], buf[clean:n]
+	classes := classesOf(rest)
+	if classes == 0 { // printable ASCII after clean characters: only cut
+		return a.string(b[:min(n, maxBytes)])
+	}
+	if k, ok := cleanPrefix(rest, maxBytes-clean, classes); ok {
+		return a.string(b[:clean+k])
+	}
+	out := a.reserve(maxBytes)[:maxBytes]
+	copy(out, b[:clean])
+	w, _ := rewriteRunes(out[clean:], rest, len(rest))
+	return a.commit(out[:clean+w])
+}
+
+// decode percent-decodes raw from i on into buf from n on, as far as buf
+// goes, and returns the new n and i. An escape is '%' and two hex digits;
+// any other '%' is kept as written.
+func decode(buf []byte, n int, raw string, i int) (int, int) {
 	for n < len(buf) && i < len(raw) {
 		c := raw[i]
 		if c != '%' || i+2 >= len(raw) || unhexTable[raw[i+1]]|unhexTable[raw[i+2]] > 0xf {
@@ -156,12 +197,33 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 		k -= len(d)
 		n, i = n+k, i+3*k
 	}
-	b := buf[:n]
-	classes := classesOf(b)
-	if classes == 0 { // printable ASCII: only cut
-		return a.string(b[:min(n, maxBytes)])
+	return n, i
+}
+
+// wholeChars returns the length of b without the character its last bytes
+// begin, if b ends before that character does.
+func wholeChars(b []byte) int {
+	for j := len(b) - 1; j >= 0 && j >= len(b)-utf8.UTFMax; j-- {
+		c := b[j]
+		switch {
+		case 0x80 <= c && c < 0xc0: // a continuation byte: look further back
+			continue
+		case c < 0xc2 || c > 0xf4: // ASCII, or a byte that starts no character
+			return len(b)
+		}
+		size := 2
+		if c >= 0xe0 {
+			size = 3
+		}
+		if c >= 0xf0 {
+			size = 4
+		}
+		if j+size > len(b) {
+			return j
+		}
+		return len(b)
 	}
-	return cleanBytes(b, maxBytes, classes, a)
+	return len(b)
 }
 
 // classesOf returns the byteClass of every byte of b, ORed, eight bytes a
@@ -216,6 +278,9 @@ func validNoC1(b []byte) bool {
 			i += 8
 		case 0xe1 <= c && c <= 0xec && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80:
 			i += 3 // most of the BMP past U+1000 (CJK, the euro sign), inline
+		case 0xf0 <= c && c <= 0xf3 && i+3 < len(b) && b[i+1]&0xc0 == 0x80 && (c != 0xf0 || b[i+1] >= 0x90) &&
+			b[i+2]&0xc0 == 0x80 && b[i+3]&0xc0 == 0x80:
+			i += 4 // U+10000-U+FFFFF (emoji), inline
 		default:
 			n, ok := utf8Char(b[i:])
 			if !ok {
@@ -312,15 +377,16 @@ func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
 		return a.string(b[:n])
 	}
 	out := a.reserve(maxBytes)[:maxBytes]
-	return a.commit(out[:rewriteRunes(out, b)])
+	w, _ := rewriteRunes(out, b, len(b))
+	return a.commit(out[:w])
 }
 
 // rewriteRunes writes b to dst rune by rune, each invalid byte and control
 // character (C0, DEL, C1) as U+FFFD, as far as whole characters fit in dst,
-// and returns how many bytes it wrote.
-func rewriteRunes(dst, b []byte) int {
-	w := 0
-	for i := 0; i < len(b); {
+// for the characters that start before stop. It returns how many bytes it
+// wrote and where in b it stopped.
+func rewriteRunes(dst, b []byte, stop int) (w, i int) {
+	for i < stop {
 		c := b[i]
 		if 0x20 <= c && c < 0x7f { // printable ASCII
 			if w == len(dst) {
@@ -331,14 +397,23 @@ func rewriteRunes(dst, b []byte) int {
 			continue
 		}
 		n, ok := 1, false // C0, DEL and bytes no character starts with are not kept
-		if 0xc2 <= c && c <= 0xf4 {
+		switch {
+		case 0xc2 <= c && c <= 0xdf: // two bytes, inline: the C1 controls are 0xc2 0x80-0x9f
+			if i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+				n, ok = 2, c != 0xc2 || b[i+1] >= 0xa0
+			}
+		case 0xe0 <= c && c <= 0xf4:
 			n, ok = utf8Char(b[i:])
 		}
 		if ok {
 			if w+n > len(dst) {
 				break
 			}
-			copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
+			if n == 2 {
+				dst[w], dst[w+1] = c, b[i+1]
+			} else {
+				copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
+			}
 			w, i = w+n, i+n
 			continue
 		}
@@ -348,7 +423,7 @@ func rewriteRunes(dst, b []byte) int {
 		dst[w], dst[w+1], dst[w+2] = 0xef, 0xbf, 0xbd // U+FFFD
 		w, i = w+3, i+n
 	}
-	return w
+	return w, i
 }
 
 // arenaBytes is what an arena holds before it allocates: the values and
