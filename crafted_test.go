@@ -135,7 +135,7 @@ func FuzzCleanBytes(f *testing.F) {
 		for _, c := range b {
 			classes |= byteClass[c]
 		}
-		if got, want := cleanBytes(b, maxBytes, classes, &a), cleanRunes(b, maxBytes); got != want {
+		if got, want := cleanBytes(b, 0, maxBytes, classes, &a), cleanRunes(b, maxBytes); got != want {
 			t.Fatalf("cleanBytes(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
 	})

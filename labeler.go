@@ -163,16 +163,8 @@ func withoutQueries(line string, buf []byte) ([]byte, bool) {
 			break
 		}
 		q += at
-		// The member holding the mark, between the ','s around it
-		// (IndexByte is vectorized; LastIndexByte is not).
-		start := at
-		for {
-			j := strings.IndexByte(line[start:q], ',')
-			if j < 0 {
-				break
-			}
-			start += j + 1
-		}
+		// The member holding the mark, between the ','s around it.
+		start := at + lastComma(line[at:q]) + 1
 		end := len(line)
 		if j := strings.IndexByte(line[q:], ','); j >= 0 {
 			end = q + j

@@ -151,18 +151,7 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 		}
 		n, _ = decode(buf, n, raw, i)
 	}
-	b, rest := buf[:n], buf[clean:n]
-	classes := classesOf(rest)
-	if classes == 0 { // printable ASCII after clean characters: only cut
-		return a.string(b[:min(n, maxBytes)])
-	}
-	if k, ok := cleanPrefix(rest, maxBytes-clean, classes); ok {
-		return a.string(b[:clean+k])
-	}
-	out := a.reserve(maxBytes)[:maxBytes]
-	copy(out, b[:clean])
-	w, _ := rewriteRunes(out[clean:], rest, len(rest))
-	return a.commit(out[:clean+w])
+	return cleanBytes(buf[:n], clean, maxBytes, classesOf(buf[clean:n]), a)
 }
 
 // decode percent-decodes raw from i on into buf from n on, as far as buf
@@ -361,24 +350,25 @@ func cleanValue(s string, maxBytes int) string {
 	}
 	var a arena
 	b := []byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)])
-	var classes byte
-	for _, c := range b {
-		classes |= byteClass[c]
-	}
-	return strings.Clone(cleanBytes(b, maxBytes, classes, &a))
+	return strings.Clone(cleanBytes(b, 0, maxBytes, classesOf(b), &a))
 }
 
 // cleanBytes is cleanValue for bytes b that may be reused, with the result
-// in a; classes is the byteClass of every byte of b, ORed. Valid UTF-8
-// without control characters, the common case, is only cut; anything else
-// is rewritten rune by rune.
-func cleanBytes(b []byte, maxBytes int, classes byte, a *arena) string {
-	if n, ok := cleanPrefix(b, maxBytes, classes); ok {
-		return a.string(b[:n])
+// in a. b[:clean] (clean <= maxBytes) is known to be whole characters kept
+// as they are; classes is the byteClass of every byte after it, ORed. Valid
+// UTF-8 without control characters, the common case, is only cut; anything
+// else is rewritten rune by rune.
+func cleanBytes(b []byte, clean, maxBytes int, classes byte, a *arena) string {
+	if classes == 0 { // printable ASCII after the clean characters: only cut
+		return a.string(b[:min(len(b), maxBytes)])
+	}
+	if n, ok := cleanPrefix(b[clean:], maxBytes-clean, classes); ok {
+		return a.string(b[:clean+n])
 	}
 	out := a.reserve(maxBytes)[:maxBytes]
-	w, _ := rewriteRunes(out, b, len(b))
-	return a.commit(out[:w])
+	copy(out, b[:clean])
+	w, _ := rewriteRunes(out[clean:], b[clean:], len(b)-clean)
+	return a.commit(out[:clean+w])
 }
 
 // rewriteRunes writes b to dst rune by rune, each invalid byte and control
