@@ -68,6 +68,14 @@ func craftedHeaders() []struct {
 		{"rawFF", false, eight(strings.Repeat("\xff", 900))},
 		{"euro", false, eight(strings.Repeat("%E2%82%AC", 120))},
 		{"emoji", false, eight(strings.Repeat("%F0%9F%98%80", 90))},
+		// Short runs of escapes between other bytes, which no step of
+		// four or eight bytes covers.
+		{"e9e9A", false, eight(strings.Repeat("%C3%A9%C3%A9A", 84))},
+		{"emojiA", false, eight(strings.Repeat("%F0%9F%98%80a", 84))},
+		{"euroA", false, eight(strings.Repeat("%E2%82%ACa", 110))},
+		{"pctPct41", false, eight(strings.Repeat("%%41", 275))},
+		{"c1A", false, eight(strings.Repeat("%C2%85a", 157))},
+		{"pctC3", false, eight(strings.Repeat("%C3%", 275))},
 	}
 }
 
@@ -177,12 +185,85 @@ func decodeAll(raw string) []byte {
 	return all
 }
 
+// pieces are what the randomized tests build values of: clean and replaced
+// characters, whole and cut, escaped and raw, bare '%' alone and in runs.
+var pieces = []string{"%C3%A9", "é", "%C3", "A", "%C2%85", "%01", "\xff", "%E2%82%AC", "€", "%F0%9F%98%80", "%", "x", "%4G", "%E2%82", "%%", "%4", "%%41", "😀", "%ED%A0%80", "\xc2\x85"}
+
+// decode, resumed anywhere and stopped by any size of buffer, gives the
+// prefix of what decoding every escape in turn gives.
+func TestDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(60) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		raw := b.String()
+		all := decodeAll(raw)
+		buf := make([]byte, rng.IntN(len(all)+3))
+		half := rng.IntN(len(buf) + 1)
+		n, i := decode(buf[:half], 0, raw, 0)
+		n, _ = decode(buf, n, raw, i)
+		if want := all[:min(len(all), len(buf))]; !bytes.Equal(buf[:n], want) {
+			t.Fatalf("decode(%q) into %d bytes, resumed at %d = %q, want %q", raw, len(buf), half, buf[:n], want)
+		}
+	}
+}
+
+// validNoC1 accepts what is valid UTF-8 without a C1 control, and nothing
+// else, for text of any mix of pieces.
+func TestValidNoC1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50000 {
+		var b strings.Builder
+		for range rng.IntN(30) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := decodeAll(b.String())
+		want := utf8.Valid(text) && !strings.ContainsFunc(string(text), func(r rune) bool { return 0x80 <= r && r < 0xa0 })
+		if got := validNoC1(text); got != want {
+			t.Fatalf("validNoC1(% x) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// twoThreeByte and twoFourByte accept exactly two valid characters of
+// three and four bytes, whichever of the two holds a bad byte.
+func TestTwoThreeFourByte(t *testing.T) {
+	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
+	valid := func(b []byte, size int) bool {
+		_, n := utf8.DecodeRune(b)
+		return n == size
+	}
+	for second := range 2 {
+		for lead := range 256 {
+			for c1 := range 256 {
+				for _, c2 := range edges {
+					b := []byte("€€xx")
+					b[3*second], b[3*second+1], b[3*second+2] = byte(lead), byte(c1), c2
+					want := valid(b[:3], 3) && valid(b[3:6], 3)
+					if got := twoThreeByte(binary.LittleEndian.Uint64(b)); got != want {
+						t.Fatalf("twoThreeByte(% x) = %v, want %v", b, got, want)
+					}
+					for _, c3 := range edges {
+						b := []byte("😀😀")
+						b[4*second], b[4*second+1], b[4*second+2], b[4*second+3] = byte(lead), byte(c1), c2, c3
+						want := valid(b[:4], 4) && valid(b[4:], 4)
+						if got := twoFourByte(binary.LittleEndian.Uint64(b)); got != want {
+							t.Fatalf("twoFourByte(% x) = %v, want %v", b, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // decodeClean's two halves (the first half of the bytes it may need, then
 // the rest only if the result is not full) give what decoding everything
 // and rewriting every rune gives, for values long enough to need both:
 // clean and replaced text on either side of the half, characters across it.
 func TestDecodeCleanHalves(t *testing.T) {
-	pieces := []string{"%C3%A9", "é", "%C3", "A", "%C2%85", "%01", "\xff", "%E2%82%AC", "€", "%F0%9F%98%80", "%", "x", "%4G", "%E2%82"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var b strings.Builder

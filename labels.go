@@ -145,7 +145,9 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 			if p < n-(utf8.UTFMax-1) || w == len(out) { // the result is full
 				return a.commit(out[:w])
 			}
-			n, _ = decode(buf, n, raw, i)
+			// Each byte makes at least one byte of the result: the
+			// characters that start in the next len(out)-w bytes fill it.
+			n, _ = decode(buf[:min(len(buf), p+len(out)-w+utf8.UTFMax-1)], n, raw, i)
 			w2, _ := rewriteRunes(out[w:], buf[p:n], n-p)
 			return a.commit(out[:w+w2])
 		}
@@ -160,20 +162,40 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 func decode(buf []byte, n int, raw string, i int) (int, int) {
 	for n < len(buf) && i < len(raw) {
 		c := raw[i]
-		if c != '%' || i+2 >= len(raw) || unhexTable[raw[i+1]]|unhexTable[raw[i+2]] > 0xf {
-			buf[n] = c // not an escape, or a '%' kept as written
+		if c != '%' {
+			buf[n] = c
 			n, i = n+1, i+1
+			continue
+		}
+		if i+2 >= len(raw) || unhexTable[raw[i+1]]|unhexTable[raw[i+2]] > 0xf {
+			// A '%' kept as written, and each one after it that a '%'
+			// follows.
+			buf[n] = c
+			n, i = n+1, i+1
+			for n < len(buf) && i+1 < len(raw) && raw[i] == '%' && raw[i+1] == '%' {
+				buf[n] = c
+				n, i = n+1, i+1
+			}
 			continue
 		}
 		buf[n] = unhexTable[raw[i+1]]<<4 | unhexTable[raw[i+2]]
 		n, i = n+1, i+3
-		if i == len(raw) || raw[i] != '%' {
+		if i == len(raw) {
+			break
+		}
+		if c = raw[i]; c != '%' {
+			if n < len(buf) { // a byte after an escape, as in "%C3A"
+				buf[n] = c
+				n, i = n+1, i+1
+			}
 			continue
 		}
-		// A run of escapes after it, four (twelve bytes) a step.
-		d := buf[n:min(len(buf), n+(len(raw)-i)/3)]
-		e := raw[i : i+3*len(d)]
-		k := len(d)
+		// A run of escapes after it, four (twelve bytes) a step, where the
+		// next twelve bytes look like four.
+		if i+12 > len(raw) || raw[i+3] != '%' || raw[i+6] != '%' || raw[i+9] != '%' {
+			continue
+		}
+		d, e := buf[n:], raw[i:]
 		for len(d) >= 4 && len(e) >= 12 {
 			h1, l1, h2, l2 := unhexTable[e[1]], unhexTable[e[2]], unhexTable[e[4]], unhexTable[e[5]]
 			h3, l3, h4, l4 := unhexTable[e[7]], unhexTable[e[8]], unhexTable[e[10]], unhexTable[e[11]]
@@ -183,7 +205,7 @@ func decode(buf []byte, n int, raw string, i int) (int, int) {
 			d[0], d[1], d[2], d[3] = h1<<4|l1, h2<<4|l2, h3<<4|l3, h4<<4|l4
 			d, e = d[4:], e[12:]
 		}
-		k -= len(d)
+		k := len(buf) - n - len(d)
 		n, i = n+k, i+3*k
 	}
 	return n, i
@@ -260,23 +282,41 @@ var byteClass = func() (t [256]byte) {
 func validNoC1(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
-		switch {
-		case c < utf8.RuneSelf:
+		if c < utf8.RuneSelf {
 			i++
-		case 0xc3 <= c && c <= 0xdf && i+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[i:])):
-			i += 8
-		case 0xe1 <= c && c <= 0xec && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80:
-			i += 3 // most of the BMP past U+1000 (CJK, the euro sign), inline
-		case 0xf0 <= c && c <= 0xf3 && i+3 < len(b) && b[i+1]&0xc0 == 0x80 && (c != 0xf0 || b[i+1] >= 0x90) &&
-			b[i+2]&0xc0 == 0x80 && b[i+3]&0xc0 == 0x80:
-			i += 4 // U+10000-U+FFFFF (emoji), inline
-		default:
-			n, ok := utf8Char(b[i:])
-			if !ok {
-				return false
-			}
-			i += n
+			continue
 		}
+		// Runs of characters of one length, eight bytes a step.
+		j := i
+		switch {
+		case 0xc3 <= c && c <= 0xdf: // accented Latin, Greek, Cyrillic
+			for j+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[j:])) {
+				j += 8
+			}
+			if j == i && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+				j += 2 // one, inline
+			}
+		case 0xe0 <= c && c <= 0xef: // CJK, the euro sign
+			for j+8 <= len(b) && twoThreeByte(binary.LittleEndian.Uint64(b[j:])) {
+				j += 6
+			}
+			if j == i && c != 0xe0 && c != 0xed && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
+				j += 3 // one, inline
+			}
+		case 0xf0 <= c && c <= 0xf4: // emoji
+			for j+8 <= len(b) && twoFourByte(binary.LittleEndian.Uint64(b[j:])) {
+				j += 8
+			}
+		}
+		if j > i {
+			i = j
+			continue
+		}
+		n, ok := utf8Char(b[i:])
+		if !ok {
+			return false
+		}
+		i += n
 	}
 	return true
 }
@@ -323,6 +363,33 @@ func fourLatin(x uint64) bool {
 		carry = 0x0020002000200020
 	)
 	return x&form == pairs && (x&low5+plus)&carry == carry
+}
+
+// twoThreeByte reports whether the first 6 bytes of x (little-endian) are
+// two valid three-byte characters: U+0800-U+FFFF without the surrogates
+// U+D800-U+DFFF.
+func twoThreeByte(x uint64) bool {
+	const form, want = 0xc0c0f0c0c0f0, 0x8080e08080e0 // 1110xxxx 10xxxxxx 10xxxxxx, twice
+	if x&form != want {
+		return false
+	}
+	// A character's code point over 64: at least 0x20, not 0x360-0x37f.
+	v0 := x&0x0f<<6 | x>>8&0x3f
+	v1 := x>>24&0x0f<<6 | x>>32&0x3f
+	return v0 >= 0x20 && v1 >= 0x20 && v0-0x360 >= 0x20 && v1-0x360 >= 0x20
+}
+
+// twoFourByte reports whether the 8 bytes of x (little-endian) are two
+// valid four-byte characters: U+10000-U+10FFFF.
+func twoFourByte(x uint64) bool {
+	const form, want = 0xc0c0c0f8c0c0c0f8, 0x808080f0808080f0 // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx, twice
+	if x&form != want {
+		return false
+	}
+	// A character's code point over 4096: 0x10-0x10f.
+	v0 := x&0x07<<6 | x>>8&0x3f
+	v1 := x>>32&0x07<<6 | x>>40&0x3f
+	return v0-0x10 <= 0xff && v1-0x10 <= 0xff
 }
 
 const (
@@ -386,26 +453,28 @@ func rewriteRunes(dst, b []byte, stop int) (w, i int) {
 			w, i = w+1, i+1
 			continue
 		}
-		n, ok := 1, false // C0, DEL and bytes no character starts with are not kept
-		switch {
-		case 0xc2 <= c && c <= 0xdf: // two bytes, inline: the C1 controls are 0xc2 0x80-0x9f
-			if i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
-				n, ok = 2, c != 0xc2 || b[i+1] >= 0xa0
-			}
-		case 0xe0 <= c && c <= 0xf4:
-			n, ok = utf8Char(b[i:])
-		}
-		if ok {
-			if w+n > len(dst) {
-				break
-			}
-			if n == 2 {
+		n := 1 // C0, DEL and bytes no character starts with are replaced
+		if 0xc2 <= c && c <= 0xdf && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
+			// Two bytes, inline: kept unless a C1 control (0xc2 0x80-0x9f).
+			if c != 0xc2 || b[i+1] >= 0xa0 {
+				if w+2 > len(dst) {
+					break
+				}
 				dst[w], dst[w+1] = c, b[i+1]
-			} else {
-				copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
+				w, i = w+2, i+2
+				continue
 			}
-			w, i = w+n, i+n
-			continue
+			n = 2
+		} else if 0xe0 <= c && c <= 0xf4 {
+			var ok bool
+			if n, ok = utf8Char(b[i:]); ok {
+				if w+n > len(dst) {
+					break
+				}
+				copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
+				w, i = w+n, i+n
+				continue
+			}
 		}
 		if w+3 > len(dst) {
 			break
