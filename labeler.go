@@ -71,24 +71,14 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	cfg := l.config()
 	reg := cfg.reg()
 	var e *lineEntry
-	var key string // the line's cache key, when it may be cached
-	owned := false // key is a copy of ours
+	var key string // the line's cache key, when it may be cached: it may point into buf
+	var buf [maxCachedLine]byte
 	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
 		key = baggage[0]
-		var buf [maxCachedLine]byte
-		var n []byte
-		var cut bool
 		if !cfg.keepQuery {
-			n, cut = withoutQueries(key, buf[:0])
+			key, _ = withoutQueries(key, buf[:0])
 		}
-		if cut {
-			norm := unsafe.String(unsafe.SliceData(n), len(n))
-			if e = reg.line(cfg.key, norm); e == nil {
-				key, owned = string(n), true
-			}
-		} else {
-			e = reg.line(cfg.key, key)
-		}
+		e = reg.line(cfg.key, key)
 	}
 	if e == nil {
 		var a arena // here, so that only a miss pays for zeroing it
@@ -108,9 +98,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			cached := local
 			// Only lines that make labels are cached, so that other
 			// baggage costs no allocation.
-			if cached.line = key; !owned {
-				cached.line = strings.Clone(key)
-			}
+			cached.line = strings.Clone(key)
 			reg.storeLine(&cached)
 			e = &cached
 		}
@@ -149,13 +137,15 @@ func parentOf(ctx context.Context, s *labelSet) parentLabels {
 	return parentLabels{labels: true, ours: setFrom(ctx) != nil}
 }
 
-// withoutQueries appends line to buf with the query string and fragment cut
-// from every k6.name value that is a URL, and reports whether it cut any.
+// withoutQueries returns line with the query string and fragment cut from
+// every k6.name value that is a URL, and reports whether it cut any. The
+// result is a prefix of line where the only cut ends it (k6's helper sends
+// k6.name last), else built in buf.
 // The labels of the result are those of line, so both share a cache entry:
 // k6's URLs with a new id in each query string all hit it. It follows the
 // scanner's reading of a member (key, '=', value up to ';' or ','), and cuts
 // only where labelValue would cut the same way.
-func withoutQueries(line string, buf []byte) ([]byte, bool) {
+func withoutQueries(line string, buf []byte) (string, bool) {
 	cut, from := false, 0 // line[from:] is still to be copied
 	for at := 0; at < len(line); {
 		q := queryMark(line[at:])
@@ -170,15 +160,19 @@ func withoutQueries(line string, buf []byte) ([]byte, bool) {
 			end = q + j
 		}
 		if k, ok := queryCut(line[start:end], q-start); ok {
+			if !cut && end == len(line) {
+				return line[:start+k], true
+			}
 			buf = append(buf, line[from:start+k]...)
 			from, cut = end, true
 		}
 		at = end
 	}
 	if !cut {
-		return buf, false
+		return line, false
 	}
-	return append(buf, line[from:]...), true
+	buf = append(buf, line[from:]...)
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), true
 }
 
 // queryCut returns where to cut member m, whose first '?' or '#' is at q,
