@@ -32,7 +32,7 @@ func FuzzWithoutQueries(f *testing.F) {
 		}
 		var a, b arena
 		wantList, wantSkip, wantCut := collect([]string{line}, &defaultConfig, &a)
-		gotList, gotSkip, gotCut := collect([]string{string(norm)}, &defaultConfig, &b)
+		gotList, gotSkip, gotCut := collect([]string{norm}, &defaultConfig, &b)
 		want, got := wantList.l[:wantList.n], gotList.l[:gotList.n]
 		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
 			t.Errorf("%q: labels %v (skipped %d, cut %v); without queries %q: %v (skipped %d, cut %v)",
@@ -72,7 +72,7 @@ func TestWithoutQueries(t *testing.T) {
 			}
 			continue
 		}
-		if !cut || string(got) != c.want {
+		if !cut || got != c.want {
 			t.Errorf("%q: got %q (cut %v), want %q", c.line, got, cut, c.want)
 		}
 	}
