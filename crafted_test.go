@@ -189,16 +189,21 @@ func decodeAll(raw string) []byte {
 // characters, whole and cut, escaped and raw, bare '%' alone and in runs.
 var pieces = []string{"%C3%A9", "é", "%C3", "A", "%C2%85", "%01", "\xff", "%E2%82%AC", "€", "%F0%9F%98%80", "%", "x", "%4G", "%E2%82", "%%", "%4", "%%41", "😀", "%ED%A0%80", "\xc2\x85"}
 
+// randomValue joins n pieces picked by rng.
+func randomValue(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for range n {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
 // decode, resumed anywhere and stopped by any size of buffer, gives the
 // prefix of what decoding every escape in turn gives.
 func TestDecode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 50000 {
-		var b strings.Builder
-		for range rng.IntN(60) {
-			b.WriteString(pieces[rng.IntN(len(pieces))])
-		}
-		raw := b.String()
+		raw := randomValue(rng, rng.IntN(60))
 		all := decodeAll(raw)
 		buf := make([]byte, rng.IntN(len(all)+3))
 		half := rng.IntN(len(buf) + 1)
@@ -215,11 +220,7 @@ func TestDecode(t *testing.T) {
 func TestValidNoC1(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50000 {
-		var b strings.Builder
-		for range rng.IntN(30) {
-			b.WriteString(pieces[rng.IntN(len(pieces))])
-		}
-		text := decodeAll(b.String())
+		text := decodeAll(randomValue(rng, rng.IntN(30)))
 		want := utf8.Valid(text) && !strings.ContainsFunc(string(text), func(r rune) bool { return 0x80 <= r && r < 0xa0 })
 		if got := validNoC1(text); got != want {
 			t.Fatalf("validNoC1(% x) = %v, want %v", text, got, want)
@@ -266,11 +267,7 @@ func TestTwoThreeFourByte(t *testing.T) {
 func TestDecodeCleanHalves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
-		var b strings.Builder
-		for range 1 + rng.IntN(200) {
-			b.WriteString(pieces[rng.IntN(len(pieces))])
-		}
-		raw := b.String()
+		raw := randomValue(rng, 1+rng.IntN(200))
 		for _, maxBytes := range []int{minValueBytes, 17, 40, DefaultMaxValueBytes} {
 			var a arena
 			if got, want := decodeClean(raw, maxBytes, &a), cleanRunes(decodeAll(raw), maxBytes); got != want {
