@@ -81,10 +81,19 @@ func TestWithoutQueries(t *testing.T) {
 // k6's default traffic, a URL with a new id in every query string, is served
 // from one cache entry: no allocation beyond the labelled context.
 func TestNewQueryEachRequestHitsCache(t *testing.T) {
+	for _, c := range []struct{ name, before, after string }{
+		{"k6.name last", "k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car?id=", ""},
+		{"k6.name first", "k6.name=http://h/car?id=", ",k6.scenario=s,k6.test_run_id=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) { testNewQueryHitsCache(t, c.before, c.after) })
+	}
+}
+
+func testNewQueryHitsCache(t *testing.T, before, after string) {
 	l := NewLabeler(WithRegistry(NewRegistry(0)))
 	var lines [][]string
 	for i := range 200 {
-		lines = append(lines, []string{"k6.test_run_id=1,k6.scenario=s,k6.name=http://h/car?id=" + strings.Repeat("9", i)})
+		lines = append(lines, []string{before + strings.Repeat("9", i) + after})
 	}
 	line := func(i int) []string { return lines[i%len(lines)] }
 	l.Context(t.Context(), line(0))

@@ -71,14 +71,22 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	cfg := l.config()
 	reg := cfg.reg()
 	var e *lineEntry
-	var key string // the line's cache key, when it may be cached: it may point into buf
-	var buf [maxCachedLine]byte
+	var key string // the line's cache key, when it may be cached
+	owned := false // key is a copy of ours
 	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
 		key = baggage[0]
+		var buf [maxCachedLine]byte
+		norm := key
 		if !cfg.keepQuery {
-			key, _ = withoutQueries(key, buf[:0])
+			norm, _ = withoutQueries(key, buf[:0])
 		}
-		e = reg.line(cfg.key, key)
+		e = reg.line(cfg.key, norm)
+		switch {
+		case unsafe.StringData(norm) == unsafe.StringData(key):
+			key = key[:len(norm)] // the line or a prefix of it; not norm, so that buf stays on the stack
+		case e == nil:
+			key, owned = strings.Clone(norm), true // buf is not to be used past this block
+		}
 	}
 	if e == nil {
 		var a arena // here, so that only a miss pays for zeroing it
@@ -98,7 +106,9 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			cached := local
 			// Only lines that make labels are cached, so that other
 			// baggage costs no allocation.
-			cached.line = strings.Clone(key)
+			if cached.line = key; !owned {
+				cached.line = strings.Clone(key)
+			}
 			reg.storeLine(&cached)
 			e = &cached
 		}
