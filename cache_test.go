@@ -41,6 +41,52 @@ func FuzzWithoutQueries(f *testing.F) {
 	})
 }
 
+// A cached line whose last member is a URL name (urlTail) serves that line
+// with a query string or fragment appended: both make the same labels, skip
+// the same members and are cut by the same limits. This is the rule that
+// lets the cache answer k6's default traffic without cutting each line.
+func FuzzURLTail(f *testing.F) {
+	for _, s := range [][2]string{
+		{"k6.test_run_id=1,k6.scenario=s,k6.name=http://h:1/car", "vehicle_id=7&city=berlin"},
+		{"k6.name = /a#b", "c;p=1"},
+		{"k6.name=/a ", "x"},
+		{"k6.name=/a;p", "x"},
+		{"k6.name=a%3A%2F%2Fb", "x=://"},
+		{"x=1, k6.name=http://h/%3F", " ;q"},
+		{"k6.name=/x,k6.name=/y", "\"\x00"},
+	} {
+		f.Add(s[0], s[1], false)
+	}
+	f.Fuzz(func(t *testing.T, line, tail string, fragment bool) {
+		mark := "?"
+		if fragment {
+			mark = "#"
+		}
+		long := line + mark + tail
+		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[lastComma(line)+1:]) {
+			return
+		}
+		var a, b arena
+		wantList, wantSkip, wantCut := collect([]string{long}, &defaultConfig, &a)
+		gotList, gotSkip, gotCut := collect([]string{line}, &defaultConfig, &b)
+		want, got := wantList.l[:wantList.n], gotList.l[:gotList.n]
+		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
+			t.Fatalf("%q: labels %v (skipped %d, cut %v); %q: %v (skipped %d, cut %v)",
+				long, want, wantSkip, wantCut, line, got, gotSkip, gotCut)
+		}
+		// And through the cache: line's entry serves long.
+		l := NewLabeler(WithRegistry(NewRegistry(0)))
+		l.Context(t.Context(), []string{line})
+		wantLabels := map[string]string{}
+		for _, lb := range want {
+			wantLabels[lb.name] = lb.value
+		}
+		if got := contextLabels(l, long); len(want) > 0 && !maps.Equal(got, wantLabels) {
+			t.Fatalf("%q after %q: labels %v, want %v", long, line, got, wantLabels)
+		}
+	})
+}
+
 func labelsEqual(a, b []label) bool {
 	if len(a) != len(b) {
 		return false
@@ -104,6 +150,30 @@ func testNewQueryHitsCache(t *testing.T, before, after string) {
 	want := map[string]string{"k6_test_run_id": "1", "k6_scenario": "s", "k6_name": "http://h/car"}
 	if got := contextLabels(l, line(7)...); !maps.Equal(got, want) {
 		t.Errorf("labels = %v, want %v", got, want)
+	}
+}
+
+// A line's query string is dropped through the cache only where the labels
+// drop it: each line here follows a line that is cached, and would be served
+// from that entry, wrongly, if the cache ignored the rule.
+func TestQueryThroughCache(t *testing.T) {
+	for _, c := range []struct {
+		cached, line string
+		want         map[string]string
+	}{
+		{"k6.name=order", "k6.name=order?bike", map[string]string{"k6_name": "order?bike"}},
+		{"k6.name=/a;p", "k6.name=/a;p?x", map[string]string{"k6_name": "/a"}},
+		{"k6.name=/a", "k6.name=/a?x,k6.scenario=s", map[string]string{"k6_name": "/a", "k6_scenario": "s"}},
+		{"k6.name=/a", "k6.name=/a#x", map[string]string{"k6_name": "/a"}},
+		{"k6.scenario=s,k6.name=/a", "k6.scenario=s,k6.name=/a?x", map[string]string{"k6_name": "/a", "k6_scenario": "s"}},
+	} {
+		l := NewLabeler(WithRegistry(NewRegistry(0)))
+		l.Context(t.Context(), []string{c.cached})
+		for range 2 { // the first request may cache the line itself
+			if got := contextLabels(l, c.line); !maps.Equal(got, c.want) {
+				t.Errorf("%q after %q: labels %v, want %v", c.line, c.cached, got, c.want)
+			}
+		}
 	}
 }
 

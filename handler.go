@@ -95,7 +95,7 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 			removeForm(r)
 		}
 	}()
-	pprof.SetGoroutineLabels(&lr.ctx)
+	pprof.SetGoroutineLabels(lr.ctx.labelContext())
 	h.next.ServeHTTP(w, r2)
 	done = true
 }

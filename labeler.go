@@ -74,19 +74,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	var key string // the line's cache key, when it may be cached
 	owned := false // key is a copy of ours
 	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
-		key = baggage[0]
-		var buf [maxCachedLine]byte
-		norm := key
-		if !cfg.keepQuery {
-			norm, _ = withoutQueries(key, buf[:0])
-		}
-		e = reg.line(cfg.key, norm)
-		switch {
-		case unsafe.StringData(norm) == unsafe.StringData(key):
-			key = key[:len(norm)] // the line or a prefix of it; not norm, so that buf stays on the stack
-		case e == nil:
-			key, owned = strings.Clone(norm), true // buf is not to be used past this block
-		}
+		e, key, owned = cachedLine(reg, cfg, baggage[0])
 	}
 	if e == nil {
 		var a arena // here, so that only a miss pays for zeroing it
@@ -101,6 +89,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			return nil, parent
 		}
 		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
+		local.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[lastComma(key)+1:])
 		e = &local // on the stack unless cached
 		if key != "" {
 			cached := local
@@ -128,6 +117,41 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	}
 	reg.count(s != nil && !parent.ours, e.skipped+a.dropped, a.overflowed, e.truncated)
 	return s, parent
+}
+
+// cachedLine returns line's cache entry or, if there is none, the key to
+// cache it under (owned: a copy, not a part of line).
+func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key string, owned bool) {
+	if cfg.keepQuery {
+		return reg.line(cfg.key, line), line, false
+	}
+	q := queryMark(line)
+	if q < 0 {
+		return reg.line(cfg.key, line), line, false
+	}
+	// k6's helper sends the URL name last, with a new query string on most
+	// requests: when the mark is in the last member, the line without it
+	// is the key, if that key's entry says its last member is a URL name.
+	if strings.IndexByte(line[q:], ',') < 0 {
+		if e := reg.line(cfg.key, line[:q]); e != nil && e.urlTail {
+			return e, "", false
+		}
+	}
+	return cutLine(reg, cfg, line)
+}
+
+// cutLine is cachedLine for a line whose queries [withoutQueries] cuts
+// wherever they are.
+func cutLine(reg *Registry, cfg *config, line string) (e *lineEntry, key string, owned bool) {
+	var buf [maxCachedLine]byte
+	norm, _ := withoutQueries(line, buf[:0])
+	switch e = reg.line(cfg.key, norm); {
+	case e != nil:
+		return e, "", false
+	case unsafe.StringData(norm) == unsafe.StringData(line):
+		return nil, line[:len(norm)], false // line or a prefix of it; not norm, so that buf stays on the stack
+	}
+	return nil, strings.Clone(norm), true
 }
 
 // parentLabels is what a request's context already carries.
@@ -169,11 +193,11 @@ func withoutQueries(line string, buf []byte) (string, bool) {
 		if j := strings.IndexByte(line[q:], ','); j >= 0 {
 			end = q + j
 		}
-		if k, ok := queryCut(line[start:end], q-start); ok {
+		if endsInURLName(line[start:q]) {
 			if !cut && end == len(line) {
-				return line[:start+k], true
+				return line[:q], true
 			}
-			buf = append(buf, line[from:start+k]...)
+			buf = append(buf, line[from:q]...)
 			from, cut = end, true
 		}
 		at = end
@@ -185,30 +209,24 @@ func withoutQueries(line string, buf []byte) (string, bool) {
 	return unsafe.String(unsafe.SliceData(buf), len(buf)), true
 }
 
-// queryCut returns where to cut member m, whose first '?' or '#' is at q,
-// when it is a k6.name whose value is a URL with a query string or fragment
-// that labelValue would drop, so that what is left makes the same label.
-func queryCut(m string, q int) (int, bool) {
+// endsInURLName reports whether member m, cut at a '?' or '#' that
+// follows it, is a k6.name whose value is a URL that labelValue would cut
+// there, so that m and m with a query string make the same label.
+func endsInURLName(m string) bool {
 	const key = "k6.name"
 	k := skipOWS(m, 0)
 	if !strings.HasPrefix(m[k:], key) {
-		return 0, false
+		return false
 	}
 	eq := skipOWS(m, k+len(key))
 	if eq == len(m) || m[eq] != '=' {
-		return 0, false
+		return false
 	}
-	v := skipOWS(m, eq+1) // the value, without its spaces, up to ';'
-	if q < v || strings.IndexByte(m[v:q], ';') >= 0 {
-		return 0, false // the mark is in a property
-	}
-	// What is left of the value (the mark is its first): a URL, of itself,
-	// that ends as it would read when trimmed.
-	kept := m[v:q]
-	if !looksLikeURL(kept) || kept[len(kept)-1] == ' ' || kept[len(kept)-1] == '\t' {
-		return 0, false
-	}
-	return q, true
+	// The value, without its spaces: a URL of itself, with no property
+	// (the mark would be in the property), that ends as it would read
+	// when trimmed.
+	v := m[skipOWS(m, eq+1):]
+	return looksLikeURL(v) && strings.IndexByte(v, ';') < 0 && v[len(v)-1] != ' ' && v[len(v)-1] != '\t'
 }
 
 // skipOWS returns the index of the first byte of s from i on that is not
@@ -329,6 +347,15 @@ func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) 
 	}
 }
 
+// labelContext returns a context whose pprof labels are c's, for
+// [pprof.SetGoroutineLabels]: it finds them without a lookup through c.
+func (c *labelledContext) labelContext() context.Context {
+	if c.merged {
+		return c.Context
+	}
+	return c.set.ctx
+}
+
 type setKey struct{}
 
 func (c *labelledContext) Value(key any) any {
@@ -394,7 +421,11 @@ func Baggage(ctx context.Context) string {
 func Do(ctx context.Context, f func(context.Context)) {
 	prev := getProfLabel()
 	defer setProfLabel(prev)
-	pprof.SetGoroutineLabels(ctx)
+	if c, ok := ctx.(*labelledContext); ok {
+		pprof.SetGoroutineLabels(c.labelContext())
+	} else {
+		pprof.SetGoroutineLabels(ctx)
+	}
 	f(ctx)
 }
 

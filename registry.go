@@ -89,6 +89,7 @@ type lineEntry struct {
 	set       *labelSet
 	skipped   int
 	truncated bool
+	urlTail   bool // line's last member is a URL name: line with a query string appended makes the same labels
 }
 
 // NewRegistry returns a Registry whose values and names are evicted once no
