@@ -125,14 +125,15 @@ func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key stri
 	if cfg.keepQuery {
 		return reg.line(cfg.key, line), line, false
 	}
-	q := queryMark(line)
-	if q < 0 {
-		return reg.line(cfg.key, line), line, false
-	}
 	// k6's helper sends the URL name last, with a new query string on most
-	// requests: when the mark is in the last member, the line without it
-	// is the key, if that key's entry says its last member is a URL name.
-	if strings.IndexByte(line[q:], ',') < 0 {
+	// requests. When the line's first '?' is in its last member, the line up
+	// to it makes the same labels if its entry says that its last member is
+	// a URL name (urlTail; a '#' before the '?' changes nothing).
+	q := strings.IndexByte(line, '?')
+	switch {
+	case q < 0 && strings.IndexByte(line, '#') < 0:
+		return reg.line(cfg.key, line), line, false // nothing to cut
+	case q >= 0 && strings.IndexByte(line[q:], ',') < 0:
 		if e := reg.line(cfg.key, line[:q]); e != nil && e.urlTail {
 			return e, "", false
 		}
