@@ -30,14 +30,7 @@ func FuzzWithoutQueries(f *testing.F) {
 		if !cut {
 			return
 		}
-		var a, b arena
-		wantList, wantSkip, wantCut := collect([]string{line}, &defaultConfig, &a)
-		gotList, gotSkip, gotCut := collect([]string{norm}, &defaultConfig, &b)
-		want, got := wantList.l[:wantList.n], gotList.l[:gotList.n]
-		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
-			t.Errorf("%q: labels %v (skipped %d, cut %v); without queries %q: %v (skipped %d, cut %v)",
-				line, want, wantSkip, wantCut, norm, got, gotSkip, gotCut)
-		}
+		sameLabels(t, line, norm)
 	})
 }
 
@@ -66,14 +59,7 @@ func FuzzURLTail(f *testing.F) {
 		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[lastComma(line)+1:]) {
 			return
 		}
-		var a, b arena
-		wantList, wantSkip, wantCut := collect([]string{long}, &defaultConfig, &a)
-		gotList, gotSkip, gotCut := collect([]string{line}, &defaultConfig, &b)
-		want, got := wantList.l[:wantList.n], gotList.l[:gotList.n]
-		if !labelsEqual(got, want) || gotSkip != wantSkip || gotCut != wantCut {
-			t.Fatalf("%q: labels %v (skipped %d, cut %v); %q: %v (skipped %d, cut %v)",
-				long, want, wantSkip, wantCut, line, got, gotSkip, gotCut)
-		}
+		want := sameLabels(t, long, line)
 		// And through the cache: line's entry serves long.
 		l := NewLabeler(WithRegistry(NewRegistry(0)))
 		l.Context(t.Context(), []string{line})
@@ -85,6 +71,20 @@ func FuzzURLTail(f *testing.F) {
 			t.Fatalf("%q after %q: labels %v, want %v", long, line, got, wantLabels)
 		}
 	})
+}
+
+// sameLabels fails t unless lines a and b make the same labels, skip the
+// same members and are cut by the same limits; it returns a's labels.
+func sameLabels(t *testing.T, a, b string) []label {
+	t.Helper()
+	var arenaA, arenaB arena
+	listA, skipA, cutA := collect([]string{a}, &defaultConfig, &arenaA)
+	listB, skipB, cutB := collect([]string{b}, &defaultConfig, &arenaB)
+	la, lb := listA.l[:listA.n], listB.l[:listB.n]
+	if !labelsEqual(la, lb) || skipA != skipB || cutA != cutB {
+		t.Fatalf("%q: labels %v (skipped %d, cut %v); %q: %v (skipped %d, cut %v)", a, la, skipA, cutA, b, lb, skipB, cutB)
+	}
+	return la
 }
 
 func labelsEqual(a, b []label) bool {
