@@ -2,7 +2,6 @@ package k6labels
 
 import (
 	"net/http"
-	"runtime/pprof"
 )
 
 // LabelsFromBaggageHandler wraps h so that each request carrying k6 baggage is
@@ -95,7 +94,7 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 			removeForm(r)
 		}
 	}()
-	pprof.SetGoroutineLabels(lr.ctx.labelContext())
+	setGoroutineLabels(&lr.ctx)
 	h.next.ServeHTTP(w, r2)
 	done = true
 }

@@ -348,13 +348,17 @@ func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) 
 	}
 }
 
-// labelContext returns a context whose pprof labels are c's, for
-// [pprof.SetGoroutineLabels]: it finds them without a lookup through c.
-func (c *labelledContext) labelContext() context.Context {
-	if c.merged {
-		return c.Context
+// setGoroutineLabels is [pprof.SetGoroutineLabels] that, for a context of
+// ours, takes the labels from the context that holds them, without a
+// lookup through ours.
+func setGoroutineLabels(ctx context.Context) {
+	if c, ok := ctx.(*labelledContext); ok {
+		ctx = c.set.ctx
+		if c.merged {
+			ctx = c.Context
+		}
 	}
-	return c.set.ctx
+	pprof.SetGoroutineLabels(ctx)
 }
 
 type setKey struct{}
@@ -422,11 +426,7 @@ func Baggage(ctx context.Context) string {
 func Do(ctx context.Context, f func(context.Context)) {
 	prev := getProfLabel()
 	defer setProfLabel(prev)
-	if c, ok := ctx.(*labelledContext); ok {
-		pprof.SetGoroutineLabels(c.labelContext())
-	} else {
-		pprof.SetGoroutineLabels(ctx)
-	}
+	setGoroutineLabels(ctx)
 	f(ctx)
 }
 
