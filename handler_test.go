@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
@@ -43,6 +44,28 @@ func TestHandlerLabelsGoroutineAndContext(t *testing.T) {
 	}
 	if !onGoroutine {
 		t.Error("the goroutine did not carry the request context's labels")
+	}
+}
+
+// A request whose context has pprof labels of its own (a span profiler's)
+// is served with those and the k6 ones together, on the goroutine too.
+func TestHandlerMergesParentLabelsOnGoroutine(t *testing.T) {
+	t.Parallel()
+	var got map[string]string
+	var onGoroutine bool
+	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = labelsOf(r.Context())
+		onGoroutine = getProfLabel() == labelPointer(r.Context())
+	}), WithRegistry(NewRegistry(0)))
+	r := httptest.NewRequest("GET", "/bike", nil)
+	r = r.WithContext(pprof.WithLabels(r.Context(), pprof.Labels("span_id", "7")))
+	r.Header["Baggage"] = []string{"k6.scenario=s"}
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if want := map[string]string{"span_id": "7", "k6_scenario": "s"}; !maps.Equal(got, want) {
+		t.Errorf("context labels = %v, want %v", got, want)
+	}
+	if !onGoroutine {
+		t.Error("the goroutine did not carry the request context's merged labels")
 	}
 }
 

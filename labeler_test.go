@@ -295,6 +295,12 @@ func TestContextMergesParentLabels(t *testing.T) {
 	if v, _ := pprof.Label(ctx, "service"); v != "api" {
 		t.Errorf("pprof.Label(service) = %q", v)
 	}
+	// Do sets the merged labels, not the k6 ones alone.
+	Do(ctx, func(ctx context.Context) {
+		if getProfLabel() != labelPointer(ctx) {
+			t.Error("Do did not set the context's merged labels on the goroutine")
+		}
+	})
 }
 
 func TestContextWithoutK6ReturnsParent(t *testing.T) {
