@@ -34,6 +34,7 @@ func burnUnits(units int, seed uint64) uint64 {
 // requests (the helper's baggage header, URLs with query strings) hit two
 // routes of known cost, 1 and 3 units; with the k6 results of those
 // requests, CPU per request of /b is 3 times /a's within the intervals.
+// Four clients send them, as k6's virtual users do.
 // The profile endpoint profiles until the load is done (not for a fixed
 // time), so the test holds on a slow machine.
 func TestReportFromProfileURL(t *testing.T) {
@@ -94,18 +95,42 @@ func TestReportFromProfileURL(t *testing.T) {
 		done <- result{code, out.String(), errOut.String()}
 	}()
 	<-profiling
-	for _, u := range urls {
-		req, err := http.NewRequest(http.MethodGet, u.url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Baggage", "k6.test_run_id=url-test,k6.scenario="+u.scenario+",k6.name="+u.url)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	// Four virtual users keep both processors busy, as a k6 load does. A
+	// thread that idles between requests gets its CPU-time signal only at
+	// the next kernel tick (4 ms at HZ=250) while it runs, so samples due
+	// in a short request land in a later one; on a busy thread they land
+	// where they are due.
+	next := make(chan int)
+	errs := make(chan error, len(urls))
+	var vus sync.WaitGroup
+	for range 4 {
+		vus.Go(func() {
+			for i := range next {
+				u := urls[i]
+				req, err := http.NewRequest(http.MethodGet, u.url, nil)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				req.Header.Set("Baggage", "k6.test_run_id=url-test,k6.scenario="+u.scenario+",k6.name="+u.url)
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for i := range urls {
+		next <- i
+	}
+	close(next)
+	vus.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 	close(loadDone)
 	res := <-done
