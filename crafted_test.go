@@ -76,6 +76,13 @@ func craftedHeaders() []struct {
 		{"pctPct41", false, eight(strings.Repeat("%%41", 275))},
 		{"c1A", false, eight(strings.Repeat("%C2%85a", 157))},
 		{"pctC3", false, eight(strings.Repeat("%C3%", 275))},
+		// Characters that start as C1 controls do (0xc2) but are not
+		// ones, and characters of every length mixed, escaped and raw.
+		{"copyC2", false, eight(strings.Repeat("%C2%A9", 170))},
+		{"copyC2A", false, eight(strings.Repeat("%C2%A9a", 157))},
+		{"e0A", false, eight(strings.Repeat("%E0%A0%80a", 110))},
+		{"mix234", false, eight(strings.Repeat("a%C3%A9%E2%82%AC%F0%9F%98%80", 40))},
+		{"rawMix", false, eight(strings.Repeat("aé€😀", 100))},
 	}
 }
 
