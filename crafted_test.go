@@ -77,7 +77,8 @@ func craftedHeaders() []struct {
 		{"c1A", false, eight(strings.Repeat("%C2%85a", 157))},
 		{"pctC3", false, eight(strings.Repeat("%C3%", 275))},
 		// Characters that start as C1 controls do (0xc2) but are not
-		// ones, and characters of every length mixed, escaped and raw.
+		// ones, three-byte ones whose lead (0xe0) needs a second check,
+		// and characters of every length mixed, escaped and raw.
 		{"copyC2", false, eight(strings.Repeat("%C2%A9", 170))},
 		{"copyC2A", false, eight(strings.Repeat("%C2%A9a", 157))},
 		{"e0A", false, eight(strings.Repeat("%E0%A0%80a", 110))},
