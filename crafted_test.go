@@ -3,7 +3,6 @@ package k6labels
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -84,6 +83,12 @@ func craftedHeaders() []struct {
 		{"e0A", false, eight(strings.Repeat("%E0%A0%80a", 110))},
 		{"mix234", false, eight(strings.Repeat("a%C3%A9%E2%82%AC%F0%9F%98%80", 40))},
 		{"rawMix", false, eight(strings.Repeat("aé€😀", 100))},
+		// Rewritten: valid characters of three and four bytes between
+		// bytes that are replaced, and a value clean for its first half
+		// and replaced after it.
+		{"euroFF", false, eight(strings.Repeat("%E2%82%AC%FF", 80))},
+		{"emojiFF", false, eight(strings.Repeat("%F0%9F%98%80%FF", 65))},
+		{"lateC1", false, eight(strings.Repeat("%F0%9F%98%80a", 27) + strings.Repeat("%C2%85a", 70))},
 	}
 }
 
@@ -122,7 +127,7 @@ func TestCraftedAllocs(t *testing.T) {
 	}
 }
 
-// cleanRunes is what cleanBytes must give, written the plain way: every
+// cleanRunes is what cleanValue must give, written the plain way: every
 // rune decoded, replaced if it is invalid or a control, and encoded again.
 func cleanRunes(b []byte, maxBytes int) string {
 	var out []byte
@@ -139,19 +144,21 @@ func cleanRunes(b []byte, maxBytes int) string {
 	return string(out)
 }
 
-// FuzzCleanBytes: the fast path gives what rewriting every rune gives.
+// FuzzCleanBytes: the fast path gives what rewriting every rune gives, for
+// bytes known whole (cleanBytes) and for the start of a longer value
+// (cleanValue, which checks only the bytes the cap can keep).
 func FuzzCleanBytes(f *testing.F) {
 	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80", "ééééé\xc2\x85éééé", "éééé\xc3", "€€€\xe2\x82", "\xed\xa0\x80€"} {
 		f.Add([]byte(s), 3)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, maxBytes int) {
 		maxBytes = minValueBytes + abs(maxBytes)%64
-		var a arena
-		var classes byte
-		for _, c := range b {
-			classes |= byteClass[c]
+		want := cleanRunes(b, maxBytes)
+		if got := cleanValue(string(b), maxBytes); got != want {
+			t.Fatalf("cleanValue(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
-		if got, want := cleanBytes(b, 0, maxBytes, classes, &a), cleanRunes(b, maxBytes); got != want {
+		var a arena
+		if got := cleanBytes(b, 0, maxBytes, checkChars(b, charsClean), false, &a); got != want {
 			t.Fatalf("cleanBytes(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
 	})
@@ -207,7 +214,8 @@ func randomValue(rng *rand.Rand, n int) string {
 }
 
 // decode, resumed anywhere and stopped by any size of buffer, gives the
-// prefix of what decoding every escape in turn gives.
+// prefix of what decoding every escape in turn gives, and the character
+// check's state after it.
 func TestDecode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 50000 {
@@ -215,53 +223,58 @@ func TestDecode(t *testing.T) {
 		all := decodeAll(raw)
 		buf := make([]byte, rng.IntN(len(all)+3))
 		half := rng.IntN(len(buf) + 1)
-		n, i := decode(buf[:half], 0, raw, 0)
-		n, _ = decode(buf, n, raw, i)
-		if want := all[:min(len(all), len(buf))]; !bytes.Equal(buf[:n], want) {
+		n, i, s := decode(buf[:half], 0, raw, 0, charsClean)
+		n, _, s = decode(buf, n, raw, i, s)
+		want := all[:min(len(all), len(buf))]
+		if !bytes.Equal(buf[:n], want) {
 			t.Fatalf("decode(%q) into %d bytes, resumed at %d = %q, want %q", raw, len(buf), half, buf[:n], want)
+		}
+		if w := checkChars(want, charsClean); s != w {
+			t.Fatalf("decode(%q) into %d bytes, resumed at %d: state %d, want %d", raw, len(buf), half, s, w)
 		}
 	}
 }
 
-// validNoC1 accepts what is valid UTF-8 without a C1 control, and nothing
-// else, for text of any mix of pieces.
-func TestValidNoC1(t *testing.T) {
+// validClean is what the character check must accept: valid UTF-8 without
+// C0 controls, DEL or C1 controls.
+func validClean(b []byte) bool {
+	return utf8.Valid(b) && !strings.ContainsFunc(string(b), func(r rune) bool { return r < 0x20 || 0x7f <= r && r < 0xa0 })
+}
+
+// The character check accepts exactly valid UTF-8 without control
+// characters: every sequence of one to three bytes, four-byte ones with
+// their last bytes at the edges of the ranges, and text of any mix of
+// pieces. It rejects no prefix of such text.
+func TestCharStep(t *testing.T) {
+	for x := range 1 << 24 {
+		b := []byte{byte(x), byte(x >> 8), byte(x >> 16)}
+		for size := 1; size <= 3; size++ {
+			if got, want := checkChars(b[:size], charsClean) == charsClean, validClean(b[:size]); got != want {
+				t.Fatalf("check(% x) accepts: %v, want %v", b[:size], got, want)
+			}
+		}
+	}
+	edges := []byte{0x00, 0x20, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf0, 0xff}
+	for x := range 1 << 16 {
+		for _, c2 := range edges {
+			for _, c3 := range edges {
+				b := []byte{byte(x), byte(x >> 8), c2, c3}
+				if got, want := checkChars(b, charsClean) == charsClean, validClean(b); got != want {
+					t.Fatalf("check(% x) accepts: %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50000 {
 		text := decodeAll(randomValue(rng, rng.IntN(30)))
-		want := utf8.Valid(text) && !strings.ContainsFunc(string(text), func(r rune) bool { return 0x80 <= r && r < 0xa0 })
-		if got := validNoC1(text); got != want {
-			t.Fatalf("validNoC1(% x) = %v, want %v", text, got, want)
+		if got, want := checkChars(text, charsClean) == charsClean, validClean(text); got != want {
+			t.Fatalf("check(% x) accepts: %v, want %v", text, got, want)
 		}
-	}
-}
-
-// twoThreeByte and twoFourByte accept exactly two valid characters of
-// three and four bytes, whichever of the two holds a bad byte.
-func TestTwoThreeFourByte(t *testing.T) {
-	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
-	valid := func(b []byte, size int) bool {
-		_, n := utf8.DecodeRune(b)
-		return n == size
-	}
-	for second := range 2 {
-		for lead := range 256 {
-			for c1 := range 256 {
-				for _, c2 := range edges {
-					b := []byte("€€xx")
-					b[3*second], b[3*second+1], b[3*second+2] = byte(lead), byte(c1), c2
-					want := valid(b[:3], 3) && valid(b[3:6], 3)
-					if got := twoThreeByte(binary.LittleEndian.Uint64(b)); got != want {
-						t.Fatalf("twoThreeByte(% x) = %v, want %v", b, got, want)
-					}
-					for _, c3 := range edges {
-						b := []byte("😀😀")
-						b[4*second], b[4*second+1], b[4*second+2], b[4*second+3] = byte(lead), byte(c1), c2, c3
-						want := valid(b[:4], 4) && valid(b[4:], 4)
-						if got := twoFourByte(binary.LittleEndian.Uint64(b)); got != want {
-							t.Fatalf("twoFourByte(% x) = %v, want %v", b, got, want)
-						}
-					}
+		if validClean(text) {
+			for k := range text {
+				if checkChars(text[:k], charsClean) == charsRejected {
+					t.Fatalf("check(% x) rejects a prefix of clean text % x", text[:k], text)
 				}
 			}
 		}
@@ -285,61 +298,22 @@ func TestDecodeCleanHalves(t *testing.T) {
 	}
 }
 
-// fourLatin accepts exactly four characters U+00C0-U+07FF, whichever lane a
-// bad byte is in.
-func TestFourLatin(t *testing.T) {
-	for lane := range 4 {
-		for lead := range 256 {
-			for cont := range 256 {
-				b := []byte("éééé")
-				b[2*lane], b[2*lane+1] = byte(lead), byte(cont)
-				want := 0xc3 <= lead && lead <= 0xdf && 0x80 <= cont && cont <= 0xbf
-				if got := fourLatin(binary.LittleEndian.Uint64(b)); got != want {
-					t.Fatalf("fourLatin(% x) = %v, want %v", b, got, want)
-				}
-			}
-		}
-	}
-}
-
-// classesOf, eight bytes a step, gives what ORing byteClass byte by byte
-// gives, for every byte in every position among any neighbours.
-func TestClassesOf(t *testing.T) {
-	for _, bg := range []byte{0x00, 0x1f, 0x20, 'a', 0x7e, 0x7f, 0x80, 0xff} {
-		for pos := range 17 {
-			for c := range 256 {
-				b := bytes.Repeat([]byte{bg}, 17)
-				b[pos] = byte(c)
-				want := byteClass[bg] | byteClass[c]
-				if got := classesOf(b); got != want {
-					t.Fatalf("classesOf(% x) = %b, want %b", b, got, want)
-				}
-			}
-		}
-	}
-}
-
-// utf8Char agrees with utf8.DecodeRune on every lead and second byte, with
-// the bytes after them at the edges of the continuation range, at every
-// length from one to four bytes.
-func TestUTF8Char(t *testing.T) {
+// rewriteRunes gives what rewriting every rune gives for every lead and
+// second byte, with the bytes after them at the edges of the continuation
+// range, at every length from one to four bytes and before a character.
+func TestRewriteRunes(t *testing.T) {
 	edges := []byte{0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff}
+	dst := make([]byte, 64)
 	for c0 := 0x80; c0 < 0x100; c0++ {
 		for c1 := range 256 {
 			for _, c2 := range edges {
 				for _, c3 := range edges {
-					full := []byte{byte(c0), byte(c1), c2, c3}
-					for size := 1; size <= 4; size++ {
+					full := []byte{byte(c0), byte(c1), c2, c3, 'a'}
+					for size := 1; size <= 5; size++ {
 						b := full[:size]
-						r, want := utf8.DecodeRune(b)
-						wantOK := true
-						if r == utf8.RuneError && want == 1 {
-							wantOK = false
-						} else if 0x80 <= r && r < 0xa0 {
-							wantOK = false // C1
-						}
-						if n, ok := utf8Char(b); n != want || ok != wantOK {
-							t.Fatalf("utf8Char(% x) = %d, %v; DecodeRune: %U, %d", b, n, ok, r, want)
+						w, _ := rewriteRunes(dst, b, len(b))
+						if want := cleanRunes(b, len(dst)); string(dst[:w]) != want {
+							t.Fatalf("rewriteRunes(% x) = % x, want % x", b, dst[:w], want)
 						}
 					}
 				}

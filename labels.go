@@ -2,7 +2,6 @@ package k6labels
 
 import (
 	"context"
-	"encoding/binary"
 	"hash/maphash"
 	"runtime/pprof"
 	"strings"
@@ -125,90 +124,189 @@ func labelValue(name, raw string, maxBytes int, keepQuery bool, a *arena) string
 // does. Every decoded byte makes at least one byte of the result, so
 // maxBytes+3 decoded bytes always suffice (3: the rest of a character that
 // starts before the cut). Only half of them are decoded first: where bytes
-// are replaced (each U+FFFD is 3 bytes) the result is often full by then.
+// are replaced (each U+FFFD is 3 bytes) the result is often full by then,
+// and then no more is decoded than the result can take.
 func decodeClean(raw string, maxBytes int, a *arena) string {
 	buf := a.scratch[:min(maxBytes+utf8.UTFMax-1, len(a.scratch))]
 	half := min(len(buf), maxBytes/2+utf8.UTFMax-1)
-	n, i := decode(buf[:half], 0, raw, 0)
+	n, i, s := decode(buf[:half], 0, raw, 0, charsClean)
 	clean := 0 // buf[:clean] is whole characters that are kept as they are
-	if i < len(raw) && n == half {
-		classes := classesOf(buf[:n])
-		clean = wholeChars(buf[:n])
-		if classes&controlByte != 0 || classes&nonASCII != 0 && !validNoC1(buf[:clean]) {
-			clean = -1
-		}
-		if clean < 0 {
-			// Rewritten: the characters that start in the first n-3
-			// bytes are whole, whatever follows.
+	if i < len(raw) {
+		if s == charsRejected {
+			// Rewritten, a part at a time: the characters that start in
+			// the first n-3 bytes are whole, whatever follows, and each
+			// byte makes at least one byte of the result, so half of
+			// what is left of it is decoded next.
 			out := a.reserve(maxBytes)[:maxBytes]
-			w, p := rewriteRunes(out, buf[:n], n-(utf8.UTFMax-1))
-			if p < n-(utf8.UTFMax-1) || w == len(out) { // the result is full
-				return a.commit(out[:w])
+			w, p := 0, 0
+			for {
+				stop := n - (utf8.UTFMax - 1)
+				if i == len(raw) {
+					stop = n
+				}
+				dw, dp := rewriteRunes(out[w:], buf[p:n], stop-p)
+				w, p = w+dw, p+dp
+				if p < stop || w == len(out) || i == len(raw) || n == len(buf) { // the result is full
+					return a.commit(out[:w])
+				}
+				n, i, _ = decode(buf[:min(len(buf), n+max((len(out)-w)/2, utf8.UTFMax))], n, raw, i, s)
 			}
-			// Each byte makes at least one byte of the result: the
-			// characters that start in the next len(out)-w bytes fill it.
-			n, _ = decode(buf[:min(len(buf), p+len(out)-w+utf8.UTFMax-1)], n, raw, i)
-			w2, _ := rewriteRunes(out[w:], buf[p:n], n-p)
-			return a.commit(out[:w+w2])
 		}
-		n, _ = decode(buf, n, raw, i)
+		clean = wholeChars(buf[:n])
+		n, i, s = decode(buf, n, raw, i, s)
 	}
-	return cleanBytes(buf[:n], clean, maxBytes, classesOf(buf[clean:n]), a)
+	return cleanBytes(buf[:n], clean, maxBytes, s, i < len(raw), a)
+}
+
+// cutChars returns the longest prefix of b of at most maxBytes bytes that
+// ends on a character boundary. b is whole characters, but for a character
+// that begins past maxBytes, where b is longer.
+func cutChars(b []byte, maxBytes int) []byte {
+	if len(b) <= maxBytes {
+		return b
+	}
+	n := maxBytes
+	for n > 0 && b[n]&0xc0 == 0x80 {
+		n--
+	}
+	return b[:n]
 }
 
 // decode percent-decodes raw from i on into buf from n on, as far as buf
 // goes, and returns the new n and i. An escape is '%' and two hex digits;
-// any other '%' is kept as written.
-func decode(buf []byte, n int, raw string, i int) (int, int) {
-	for n < len(buf) && i < len(raw) {
-		c := raw[i]
-		if c != '%' {
-			buf[n] = c
-			n, i = n+1, i+1
-			continue
-		}
-		if i+2 >= len(raw) || unhexTable[raw[i+1]]|unhexTable[raw[i+2]] > 0xf {
-			// A '%' kept as written, and each one after it that a '%'
-			// follows.
-			buf[n] = c
-			n, i = n+1, i+1
-			for n < len(buf) && i+1 < len(raw) && raw[i] == '%' && raw[i+1] == '%' {
-				buf[n] = c
-				n, i = n+1, i+1
-			}
-			continue
-		}
-		buf[n] = unhexTable[raw[i+1]]<<4 | unhexTable[raw[i+2]]
-		n, i = n+1, i+3
-		if i == len(raw) {
+// any other '%' is kept as written. It runs the character check (charStep)
+// on each decoded byte from state s and returns the state after the last:
+// one loop of the same few steps for every byte, whatever mix of escapes,
+// bytes and characters raw holds.
+func decode(buf []byte, n int, raw string, i int, s uint64) (int, int, uint64) {
+	for {
+		// A step reads 3 bytes and moves by 3 at most: m steps stay in raw.
+		m := min(len(buf)-n, (len(raw)-i)/3)
+		if m <= 0 {
 			break
 		}
-		if c = raw[i]; c != '%' {
-			if n < len(buf) { // a byte after an escape, as in "%C3A"
-				buf[n] = c
-				n, i = n+1, i+1
-			}
-			continue
-		}
-		// A run of escapes after it, four (twelve bytes) a step, where the
-		// next twelve bytes look like four.
-		if i+12 > len(raw) || raw[i+3] != '%' || raw[i+6] != '%' || raw[i+9] != '%' {
-			continue
-		}
-		d, e := buf[n:], raw[i:]
-		for len(d) >= 4 && len(e) >= 12 {
-			h1, l1, h2, l2 := unhexTable[e[1]], unhexTable[e[2]], unhexTable[e[4]], unhexTable[e[5]]
-			h3, l3, h4, l4 := unhexTable[e[7]], unhexTable[e[8]], unhexTable[e[10]], unhexTable[e[11]]
-			if e[0] != '%' || e[3] != '%' || e[6] != '%' || e[9] != '%' || h1|l1|h2|l2|h3|l3|h4|l4 > 0xf {
-				break
-			}
-			d[0], d[1], d[2], d[3] = h1<<4|l1, h2<<4|l2, h3<<4|l3, h4<<4|l4
-			d, e = d[4:], e[12:]
-		}
-		k := len(buf) - n - len(d)
-		n, i = n+k, i+3*k
+		i, s = decodeSteps(buf[n:n+m], raw, i, s)
+		n += m
 	}
-	return n, i
+	for n < len(buf) && i < len(raw) { // the last two bytes start no escape
+		c := raw[i]
+		buf[n] = c
+		s = charStep[c] >> (s & 63)
+		n, i = n+1, i+1
+	}
+	return n, i, s & 63
+}
+
+// decodeSteps is decode's loop: it fills d, reading raw from i on, where
+// len(raw)-i >= 3*len(d), and returns the new i and state (not masked).
+// The loads are unchecked, as the compiler cannot prove them in bounds;
+// the loop is a function of its own, so that what it keeps stays in
+// registers, and makes two bytes a step.
+//
+//go:noinline
+func decodeSteps(d []byte, raw string, i int, s uint64) (int, uint64) {
+	if len(raw)-i < 3*len(d) || i < 0 {
+		panic("k6labels: decodeSteps out of bounds")
+	}
+	p := unsafe.Pointer(unsafe.StringData(raw))
+	var c0, c1, c2, c3 byte
+	for ; len(d) >= 4; d = d[4:] {
+		c0, i = decodedByte(p, i)
+		c1, i = decodedByte(p, i)
+		c2, i = decodedByte(p, i)
+		c3, i = decodedByte(p, i)
+		d[0], d[1], d[2], d[3] = c0, c1, c2, c3
+		s = charStep[c0] >> (s & 63)
+		s = charStep[c1] >> (s & 63)
+		s = charStep[c2] >> (s & 63)
+		s = charStep[c3] >> (s & 63)
+	}
+	for k := range d {
+		c0, i = decodedByte(p, i)
+		d[k] = c0
+		s = charStep[c0] >> (s & 63)
+	}
+	return i, s
+}
+
+// decodedByte returns the byte that the escape or byte at p+i makes, and
+// where the next one starts. The three bytes from p+i must be readable.
+func decodedByte(p unsafe.Pointer, i int) (byte, int) {
+	c := *(*byte)(unsafe.Add(p, i))
+	hi, lo := unhexTable[*(*byte)(unsafe.Add(p, i+1))], unhexTable[*(*byte)(unsafe.Add(p, i+2))]
+	if c == '%' && hi|lo <= 0xf {
+		return hi<<4 | lo, i + 3
+	}
+	return c, i + 1
+}
+
+// The states of the character check, each the shift of its six bits in a
+// row of charStep: between characters that are all kept, rejected (for
+// good), or inside a character, with what its next byte must be.
+const (
+	charsClean    = 6 * iota
+	charsRejected // a byte that no kept character has there
+	charC2        // after 0xc2: 0xa0-0xbf (0x80-0x9f make the C1 controls)
+	charLast      // the last byte of a character: 0x80-0xbf
+	charTwo       // two more: 0x80-0xbf, then charLast
+	charE0        // after 0xe0: 0xa0-0xbf (no overlong form), then charLast
+	charED        // after 0xed: 0x80-0x9f (no surrogate), then charLast
+	charThree     // three more: 0x80-0xbf, then charTwo
+	charF0        // after 0xf0: 0x90-0xbf (no overlong form), then charTwo
+	charF4        // after 0xf4: 0x80-0x8f (not past U+10FFFF), then charTwo
+)
+
+// charStep is a DFA that accepts valid UTF-8 without control characters
+// (C0, DEL, C1), a byte a step: s = charStep[c] >> (s & 63). Bits s to s+5
+// of charStep[c] are the state that c leads to from state s, so a step is
+// one load, independent of s, and one shift; the bits above are garbage
+// until masked.
+var charStep = func() (t [256]uint64) {
+	for c := range t {
+		for s := uint64(charsClean); s <= charF4; s += 6 {
+			t[c] |= charsRejected << s
+		}
+	}
+	rule := func(lo, hi int, from, to uint64) {
+		for c := lo; c <= hi; c++ {
+			t[c] = t[c]&^(63<<from) | to<<from
+		}
+	}
+	// UTF-8 (RFC 3629, section 4) without U+0000-U+001F, U+007F-U+009F:
+	//   UTF8-1 = %x20-7E
+	//   UTF8-2 = %xC2 %xA0-BF / %xC3-DF UTF8-tail
+	//   UTF8-3 = %xE0 %xA0-BF UTF8-tail / %xE1-EC 2( UTF8-tail ) /
+	//            %xED %x80-9F UTF8-tail / %xEE-EF 2( UTF8-tail )
+	//   UTF8-4 = %xF0 %x90-BF 2( UTF8-tail ) / %xF1-F3 3( UTF8-tail ) /
+	//            %xF4 %x80-8F 2( UTF8-tail )
+	rule(0x20, 0x7e, charsClean, charsClean)
+	rule(0xc2, 0xc2, charsClean, charC2)
+	rule(0xc3, 0xdf, charsClean, charLast)
+	rule(0xe0, 0xe0, charsClean, charE0)
+	rule(0xe1, 0xec, charsClean, charTwo)
+	rule(0xed, 0xed, charsClean, charED)
+	rule(0xee, 0xef, charsClean, charTwo)
+	rule(0xf0, 0xf0, charsClean, charF0)
+	rule(0xf1, 0xf3, charsClean, charThree)
+	rule(0xf4, 0xf4, charsClean, charF4)
+	rule(0xa0, 0xbf, charC2, charsClean)
+	rule(0x80, 0xbf, charLast, charsClean)
+	rule(0x80, 0xbf, charTwo, charLast)
+	rule(0xa0, 0xbf, charE0, charLast)
+	rule(0x80, 0x9f, charED, charLast)
+	rule(0x80, 0xbf, charThree, charTwo)
+	rule(0x90, 0xbf, charF0, charTwo)
+	rule(0x80, 0x8f, charF4, charTwo)
+	return t
+}()
+
+// checkChars runs the character check on b from state s and returns the
+// state after it.
+func checkChars(b []byte, s uint64) uint64 {
+	for _, c := range b {
+		s = charStep[c] >> (s & 63)
+	}
+	return s & 63
 }
 
 // wholeChars returns the length of b without the character its last bytes
@@ -237,165 +335,24 @@ func wholeChars(b []byte) int {
 	return len(b)
 }
 
-// classesOf returns the byteClass of every byte of b, ORed, eight bytes a
-// step: a byte >= 0x80 is nonASCII; one < 0x20, or 0x7f, a controlByte.
-func classesOf(b []byte) byte {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var high, ctl uint64
-	for ; len(b) >= 8; b = b[8:] {
-		w := binary.LittleEndian.Uint64(b)
-		del := w ^ 0x7f*ones
-		high |= w
-		// A borrow makes false hits only above a true one (or a byte
-		// >= 0x80, which ^w masks): the OR is exact.
-		ctl |= (w-0x20*ones)&^w | (del-ones)&^del
-	}
-	var classes byte
-	if high&highs != 0 {
-		classes |= nonASCII
-	}
-	if ctl&highs != 0 {
-		classes |= controlByte
-	}
-	for _, c := range b {
-		classes |= byteClass[c]
-	}
-	return classes
-}
-
-// byteClass tells cleanBytes which checks a byte calls for: none for
-// printable ASCII.
-var byteClass = func() (t [256]byte) {
+// charLen is the length of the character a byte starts: 1 for printable
+// ASCII, 2 to 4 for lead bytes, 0 for the bytes that are replaced alone
+// (C0, DEL, continuation bytes, 0xc0, 0xc1, 0xf5-0xff).
+var charLen = func() (t [256]byte) {
 	for c := range t {
 		switch {
-		case c < 0x20 || c == 0x7f:
-			t[c] = controlByte
-		case c >= 0x80:
-			t[c] = nonASCII
+		case 0x20 <= c && c < 0x7f:
+			t[c] = 1
+		case 0xc2 <= c && c <= 0xdf:
+			t[c] = 2
+		case 0xe0 <= c && c <= 0xef:
+			t[c] = 3
+		case 0xf0 <= c && c <= 0xf4:
+			t[c] = 4
 		}
 	}
 	return t
 }()
-
-// validNoC1 reports whether b is valid UTF-8 without the C1 controls
-// (U+0080-U+009F, 0xc2 0x80-0x9f).
-func validNoC1(b []byte) bool {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		// Runs of characters of one length, eight bytes a step.
-		j := i
-		switch {
-		case 0xc3 <= c && c <= 0xdf: // accented Latin, Greek, Cyrillic
-			for j+8 <= len(b) && fourLatin(binary.LittleEndian.Uint64(b[j:])) {
-				j += 8
-			}
-			if j == i && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
-				j += 2 // one, inline
-			}
-		case 0xe0 <= c && c <= 0xef: // CJK, the euro sign
-			for j+8 <= len(b) && twoThreeByte(binary.LittleEndian.Uint64(b[j:])) {
-				j += 6
-			}
-			if j == i && c != 0xe0 && c != 0xed && i+2 < len(b) && b[i+1]&0xc0 == 0x80 && b[i+2]&0xc0 == 0x80 {
-				j += 3 // one, inline
-			}
-		case 0xf0 <= c && c <= 0xf4: // emoji
-			for j+8 <= len(b) && twoFourByte(binary.LittleEndian.Uint64(b[j:])) {
-				j += 8
-			}
-		}
-		if j > i {
-			i = j
-			continue
-		}
-		n, ok := utf8Char(b[i:])
-		if !ok {
-			return false
-		}
-		i += n
-	}
-	return true
-}
-
-// utf8Char returns the length of the character that b (b[0] >= 0x80)
-// starts with and whether it is kept: valid UTF-8, not a C1 control. An
-// invalid sequence is one byte long, as for utf8.DecodeRune; a C1 control
-// two. Inline, it is several times cheaper than utf8.DecodeRune.
-func utf8Char(b []byte) (int, bool) {
-	c := b[0]
-	switch {
-	case c < 0xc2 || c > 0xf4: // a stray continuation byte, an overlong lead, past U+10FFFF
-		return 1, false
-	case c <= 0xdf:
-		if len(b) < 2 || b[1]&0xc0 != 0x80 {
-			return 1, false
-		}
-		return 2, c != 0xc2 || b[1] >= 0xa0
-	case c <= 0xef:
-		if len(b) < 3 || b[1]&0xc0 != 0x80 || b[2]&0xc0 != 0x80 ||
-			c == 0xe0 && b[1] < 0xa0 || c == 0xed && b[1] > 0x9f { // overlong; a surrogate
-			return 1, false
-		}
-		return 3, true
-	default:
-		if len(b) < 4 || b[1]&0xc0 != 0x80 || b[2]&0xc0 != 0x80 || b[3]&0xc0 != 0x80 ||
-			c == 0xf0 && b[1] < 0x90 || c == 0xf4 && b[1] > 0x8f { // overlong; past U+10FFFF
-			return 1, false
-		}
-		return 4, true
-	}
-}
-
-// fourLatin reports whether the 8 bytes of x (little-endian) are four
-// two-byte characters U+00C0-U+07FF: each lead byte 0xc3-0xdf, each second
-// byte 0x80-0xbf. That is valid UTF-8 without C1 controls (0xc2 0x80-0x9f),
-// checked eight bytes a step for the accented text escapes make.
-func fourLatin(x uint64) bool {
-	const (
-		form  = 0xc0e0c0e0c0e0c0e0 // the bits that make 110xxxxx 10xxxxxx
-		pairs = 0x80c080c080c080c0
-		low5  = 0x001f001f001f001f // a lead byte's payload: at least 3 (0xc3)
-		plus  = 0x001d001d001d001d
-		carry = 0x0020002000200020
-	)
-	return x&form == pairs && (x&low5+plus)&carry == carry
-}
-
-// twoThreeByte reports whether the first 6 bytes of x (little-endian) are
-// two valid three-byte characters: U+0800-U+FFFF without the surrogates
-// U+D800-U+DFFF.
-func twoThreeByte(x uint64) bool {
-	const form, want = 0xc0c0f0c0c0f0, 0x8080e08080e0 // 1110xxxx 10xxxxxx 10xxxxxx, twice
-	if x&form != want {
-		return false
-	}
-	// A character's code point over 64: at least 0x20, not 0x360-0x37f.
-	v0 := x&0x0f<<6 | x>>8&0x3f
-	v1 := x>>24&0x0f<<6 | x>>32&0x3f
-	return v0 >= 0x20 && v1 >= 0x20 && v0-0x360 >= 0x20 && v1-0x360 >= 0x20
-}
-
-// twoFourByte reports whether the 8 bytes of x (little-endian) are two
-// valid four-byte characters: U+10000-U+10FFFF.
-func twoFourByte(x uint64) bool {
-	const form, want = 0xc0c0c0f8c0c0c0f8, 0x808080f0808080f0 // 11110xxx 10xxxxxx 10xxxxxx 10xxxxxx, twice
-	if x&form != want {
-		return false
-	}
-	// A character's code point over 4096: 0x10-0x10f.
-	v0 := x&0x07<<6 | x>>8&0x3f
-	v1 := x>>32&0x07<<6 | x>>40&0x3f
-	return v0-0x10 <= 0xff && v1-0x10 <= 0xff
-}
-
-const (
-	controlByte = 1 << iota // C0 or DEL: rewritten
-	nonASCII                // UTF-8 to validate, C1 controls included
-)
 
 // unhexTable maps a hex digit to its value and every other byte to 0xff.
 var unhexTable = func() (t [256]byte) {
@@ -417,20 +374,18 @@ func cleanValue(s string, maxBytes int) string {
 	}
 	var a arena
 	b := []byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)])
-	return strings.Clone(cleanBytes(b, 0, maxBytes, classesOf(b), &a))
+	return strings.Clone(cleanBytes(b, 0, maxBytes, checkChars(b, charsClean), len(b) < len(s), &a))
 }
 
 // cleanBytes is cleanValue for bytes b that may be reused, with the result
 // in a. b[:clean] (clean <= maxBytes) is known to be whole characters kept
-// as they are; classes is the byteClass of every byte after it, ORed. Valid
-// UTF-8 without control characters, the common case, is only cut; anything
-// else is rewritten rune by rune.
-func cleanBytes(b []byte, clean, maxBytes int, classes byte, a *arena) string {
-	if classes == 0 { // printable ASCII after the clean characters: only cut
-		return a.string(b[:min(len(b), maxBytes)])
-	}
-	if n, ok := cleanPrefix(b[clean:], maxBytes-clean, classes); ok {
-		return a.string(b[:clean+n])
+// as they are; s is the character check's state after b; more tells that b
+// is the first maxBytes+3 bytes of a longer value. Valid UTF-8 without
+// control characters, the common case, is only cut; anything else is
+// rewritten rune by rune.
+func cleanBytes(b []byte, clean, maxBytes int, s uint64, more bool, a *arena) string {
+	if s == charsClean || more && s != charsRejected {
+		return a.string(cutChars(b, maxBytes))
 	}
 	out := a.reserve(maxBytes)[:maxBytes]
 	copy(out, b[:clean])
@@ -441,45 +396,74 @@ func cleanBytes(b []byte, clean, maxBytes int, classes byte, a *arena) string {
 // rewriteRunes writes b to dst rune by rune, each invalid byte and control
 // character (C0, DEL, C1) as U+FFFD, as far as whole characters fit in dst,
 // for the characters that start before stop. It returns how many bytes it
-// wrote and where in b it stopped.
+// wrote and where in b it stopped. An invalid sequence is one byte long, as
+// for utf8.DecodeRune; a C1 control two. The checks are written out, not
+// called: this loop is what replaced bytes cost.
 func rewriteRunes(dst, b []byte, stop int) (w, i int) {
-	for i < stop {
+	for i < stop && i < len(b) {
 		c := b[i]
-		if 0x20 <= c && c < 0x7f { // printable ASCII
-			if w == len(dst) {
-				break
+		n := 1 // C0, DEL, and a byte that starts no valid character here
+		switch charLen[c] {
+		case 1: // printable ASCII
+			if w >= len(dst) {
+				return w, i
 			}
 			dst[w] = c
 			w, i = w+1, i+1
 			continue
-		}
-		n := 1 // C0, DEL and bytes no character starts with are replaced
-		if 0xc2 <= c && c <= 0xdf && i+1 < len(b) && b[i+1]&0xc0 == 0x80 {
-			// Two bytes, inline: kept unless a C1 control (0xc2 0x80-0x9f).
-			if c != 0xc2 || b[i+1] >= 0xa0 {
-				if w+2 > len(dst) {
-					break
-				}
-				dst[w], dst[w+1] = c, b[i+1]
-				w, i = w+2, i+2
-				continue
+		case 2:
+			if i+1 >= len(b) || b[i+1]&0xc0 != 0x80 {
+				break
 			}
-			n = 2
-		} else if 0xe0 <= c && c <= 0xf4 {
-			var ok bool
-			if n, ok = utf8Char(b[i:]); ok {
-				if w+n > len(dst) {
-					break
-				}
-				copy(dst[w:w+n], b[i:i+n]) // a valid character is its own encoding
-				w, i = w+n, i+n
-				continue
+			if c == 0xc2 && b[i+1] < 0xa0 { // C1
+				n = 2
+				break
 			}
+			if w+2 > len(dst) {
+				return w, i
+			}
+			d := dst[w : w+2]
+			d[0], d[1] = c, b[i+1]
+			w, i = w+2, i+2
+			continue
+		case 3:
+			if i+2 >= len(b) {
+				break
+			}
+			e := b[i : i+3]
+			if e[1]&0xc0 != 0x80 || e[2]&0xc0 != 0x80 ||
+				c == 0xe0 && e[1] < 0xa0 || c == 0xed && e[1] > 0x9f { // overlong; a surrogate
+				break
+			}
+			if w+3 > len(dst) {
+				return w, i
+			}
+			d := dst[w : w+3]
+			d[0], d[1], d[2] = c, e[1], e[2]
+			w, i = w+3, i+3
+			continue
+		case 4:
+			if i+3 >= len(b) {
+				break
+			}
+			e := b[i : i+4]
+			if e[1]&0xc0 != 0x80 || e[2]&0xc0 != 0x80 || e[3]&0xc0 != 0x80 ||
+				c == 0xf0 && e[1] < 0x90 || c == 0xf4 && e[1] > 0x8f { // overlong; past U+10FFFF
+				break
+			}
+			if w+4 > len(dst) {
+				return w, i
+			}
+			d := dst[w : w+4]
+			d[0], d[1], d[2], d[3] = c, e[1], e[2], e[3]
+			w, i = w+4, i+4
+			continue
 		}
 		if w+3 > len(dst) {
 			break
 		}
-		dst[w], dst[w+1], dst[w+2] = 0xef, 0xbf, 0xbd // U+FFFD
+		d := dst[w : w+3]
+		d[0], d[1], d[2] = 0xef, 0xbf, 0xbd // U+FFFD
 		w, i = w+3, i+n
 	}
 	return w, i
@@ -531,33 +515,6 @@ func (a *arena) commit(b []byte) string {
 		a.heap = a.heap[:len(a.heap)+len(b)]
 	}
 	return unsafe.String(&b[0], len(b))
-}
-
-// cleanPrefix returns the length of the longest prefix of b of at most
-// maxBytes that ends on a character boundary, and whether b up to that cut
-// is valid UTF-8 without control characters (C0, DEL, C1): then b[:n] is
-// what rewriting b rune by rune would make. classes is as for cleanBytes.
-func cleanPrefix(b []byte, maxBytes int, classes byte) (int, bool) {
-	if classes&controlByte != 0 {
-		return 0, false
-	}
-	n := len(b)
-	if n > maxBytes {
-		// Cut at maxBytes, or before a character that starts before it
-		// and ends after it.
-		n = maxBytes
-		start := n
-		for start > 0 && n-start < utf8.UTFMax-1 && b[start]&0xc0 == 0x80 {
-			start--
-		}
-		if r, size := utf8.DecodeRune(b[start:]); (r != utf8.RuneError || size > 1) && start+size > maxBytes {
-			n = start
-		}
-	}
-	if classes&nonASCII != 0 && !validNoC1(b[:n]) {
-		return 0, false
-	}
-	return n, true
 }
 
 // A labelSet is one distinct set of k6 labels, built once and shared by every
