@@ -149,7 +149,7 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 				if p < stop || w == len(out) || i == len(raw) || n == len(buf) { // the result is full
 					return a.commit(out[:w])
 				}
-				n, i, _ = decode(buf[:min(len(buf), n+max((len(out)-w)/2, utf8.UTFMax))], n, raw, i, s)
+				n, i, _ = decode(buf[:min(len(buf), n+(len(out)-w)*p/max(w, 1)+utf8.UTFMax)], n, raw, i, s)
 			}
 		}
 		clean = wholeChars(buf[:n])
@@ -185,7 +185,11 @@ func decode(buf []byte, n int, raw string, i int, s uint64) (int, int, uint64) {
 		if m <= 0 {
 			break
 		}
-		i, s = decodeSteps(buf[n:n+m], raw, i, s)
+		if s&63 == charsRejected { // for good: only decoded
+			i = decodeOnly(buf[n:n+m], raw, i)
+		} else {
+			i, s = decodeSteps(buf[n:n+m], raw, i, s)
+		}
 		n += m
 	}
 	for n < len(buf) && i < len(raw) { // the last two bytes start no escape
@@ -227,6 +231,18 @@ func decodeSteps(d []byte, raw string, i int, s uint64) (int, uint64) {
 		s = charStep[c0] >> (s & 63)
 	}
 	return i, s
+}
+
+// decodeOnly is decodeSteps without the character check.
+func decodeOnly(d []byte, raw string, i int) int {
+	if len(raw)-i < 3*len(d) || i < 0 {
+		panic("k6labels: decodeOnly out of bounds")
+	}
+	p := unsafe.Pointer(unsafe.StringData(raw))
+	for k := range d {
+		d[k], i = decodedByte(p, i)
+	}
+	return i
 }
 
 // decodedByte returns the byte that the escape or byte at p+i makes, and
