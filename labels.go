@@ -134,9 +134,9 @@ func decodeClean(raw string, maxBytes int, a *arena) string {
 	if i < len(raw) {
 		if s == charsRejected {
 			// Rewritten, a part at a time: the characters that start in
-			// the first n-3 bytes are whole, whatever follows, and each
-			// byte makes at least one byte of the result, so half of
-			// what is left of it is decoded next.
+			// the first n-3 bytes are whole, whatever follows, and what
+			// is decoded next is what the rest of the result takes at
+			// the rate so far (each byte makes at least one).
 			out := a.reserve(maxBytes)[:maxBytes]
 			w, p := 0, 0
 			for {
