@@ -158,7 +158,7 @@ func FuzzCleanBytes(f *testing.F) {
 			t.Fatalf("cleanValue(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
 		var a arena
-		if got := cleanBytes(b, 0, maxBytes, checkChars(b, charsClean), false, &a); got != want {
+		if got := cleanBytes(b, 0, maxBytes, checkChars(b), false, &a); got != want {
 			t.Fatalf("cleanBytes(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
 	})
@@ -229,7 +229,7 @@ func TestDecode(t *testing.T) {
 		if !bytes.Equal(buf[:n], want) {
 			t.Fatalf("decode(%q) into %d bytes, resumed at %d = %q, want %q", raw, len(buf), half, buf[:n], want)
 		}
-		if w := checkChars(want, charsClean); s != w {
+		if w := checkChars(want); s != w {
 			t.Fatalf("decode(%q) into %d bytes, resumed at %d: state %d, want %d", raw, len(buf), half, s, w)
 		}
 	}
@@ -249,7 +249,7 @@ func TestCharStep(t *testing.T) {
 	for x := range 1 << 24 {
 		b := []byte{byte(x), byte(x >> 8), byte(x >> 16)}
 		for size := 1; size <= 3; size++ {
-			if got, want := checkChars(b[:size], charsClean) == charsClean, validClean(b[:size]); got != want {
+			if got, want := checkChars(b[:size]) == charsClean, validClean(b[:size]); got != want {
 				t.Fatalf("check(% x) accepts: %v, want %v", b[:size], got, want)
 			}
 		}
@@ -259,7 +259,7 @@ func TestCharStep(t *testing.T) {
 		for _, c2 := range edges {
 			for _, c3 := range edges {
 				b := []byte{byte(x), byte(x >> 8), c2, c3}
-				if got, want := checkChars(b, charsClean) == charsClean, validClean(b); got != want {
+				if got, want := checkChars(b) == charsClean, validClean(b); got != want {
 					t.Fatalf("check(% x) accepts: %v, want %v", b, got, want)
 				}
 			}
@@ -268,12 +268,12 @@ func TestCharStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50000 {
 		text := decodeAll(randomValue(rng, rng.IntN(30)))
-		if got, want := checkChars(text, charsClean) == charsClean, validClean(text); got != want {
+		if got, want := checkChars(text) == charsClean, validClean(text); got != want {
 			t.Fatalf("check(% x) accepts: %v, want %v", text, got, want)
 		}
 		if validClean(text) {
 			for k := range text {
-				if checkChars(text[:k], charsClean) == charsRejected {
+				if checkChars(text[:k]) == charsRejected {
 					t.Fatalf("check(% x) rejects a prefix of clean text % x", text[:k], text)
 				}
 			}

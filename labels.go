@@ -316,9 +316,9 @@ var charStep = func() (t [256]uint64) {
 	return t
 }()
 
-// checkChars runs the character check on b from state s and returns the
-// state after it.
-func checkChars(b []byte, s uint64) uint64 {
+// checkChars runs the character check on b and returns the state after it.
+func checkChars(b []byte) uint64 {
+	var s uint64 = charsClean
 	for _, c := range b {
 		s = charStep[c] >> (s & 63)
 	}
@@ -390,7 +390,7 @@ func cleanValue(s string, maxBytes int) string {
 	}
 	var a arena
 	b := []byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)])
-	return strings.Clone(cleanBytes(b, 0, maxBytes, checkChars(b, charsClean), len(b) < len(s), &a))
+	return strings.Clone(cleanBytes(b, 0, maxBytes, checkChars(b), len(b) < len(s), &a))
 }
 
 // cleanBytes is cleanValue for bytes b that may be reused, with the result
