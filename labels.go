@@ -205,7 +205,7 @@ func decode(buf []byte, n int, raw string, i int, s uint64) (int, int, uint64) {
 // len(raw)-i >= 3*len(d), and returns the new i and state (not masked).
 // The loads are unchecked, as the compiler cannot prove them in bounds;
 // the loop is a function of its own, so that what it keeps stays in
-// registers, and makes two bytes a step.
+// registers, and makes four bytes a step.
 //
 //go:noinline
 func decodeSteps(d []byte, raw string, i int, s uint64) (int, uint64) {
@@ -316,6 +316,13 @@ var charStep = func() (t [256]uint64) {
 	return t
 }()
 
+// after2 is the character check's state after a lead byte c and the byte
+// after it: where the ranges of second bytes (no overlong form, surrogate,
+// C1 control, or code point past U+10FFFF) are decided.
+func after2(c, c1 byte) uint64 {
+	return charStep[c1] >> (charStep[c] & 63) & 63
+}
+
 // checkChars runs the character check on b and returns the state after it.
 func checkChars(b []byte) uint64 {
 	var s uint64 = charsClean
@@ -413,8 +420,9 @@ func cleanBytes(b []byte, clean, maxBytes int, s uint64, more bool, a *arena) st
 // character (C0, DEL, C1) as U+FFFD, as far as whole characters fit in dst,
 // for the characters that start before stop. It returns how many bytes it
 // wrote and where in b it stopped. An invalid sequence is one byte long, as
-// for utf8.DecodeRune; a C1 control two. The checks are written out, not
-// called: this loop is what replaced bytes cost.
+// for utf8.DecodeRune; a C1 control two. The checks are inline, the second
+// byte's ranges after 0xe0-0xf4 taken from charStep: this loop is what
+// replaced bytes cost.
 func rewriteRunes(dst, b []byte, stop int) (w, i int) {
 	for i < stop && i < len(b) {
 		c := b[i]
@@ -447,8 +455,7 @@ func rewriteRunes(dst, b []byte, stop int) (w, i int) {
 				break
 			}
 			e := b[i : i+3]
-			if e[1]&0xc0 != 0x80 || e[2]&0xc0 != 0x80 ||
-				c == 0xe0 && e[1] < 0xa0 || c == 0xed && e[1] > 0x9f { // overlong; a surrogate
+			if after2(c, e[1]) != charLast || e[2]&0xc0 != 0x80 {
 				break
 			}
 			if w+3 > len(dst) {
@@ -463,8 +470,7 @@ func rewriteRunes(dst, b []byte, stop int) (w, i int) {
 				break
 			}
 			e := b[i : i+4]
-			if e[1]&0xc0 != 0x80 || e[2]&0xc0 != 0x80 || e[3]&0xc0 != 0x80 ||
-				c == 0xf0 && e[1] < 0x90 || c == 0xf4 && e[1] > 0x8f { // overlong; past U+10FFFF
+			if after2(c, e[1]) != charTwo || e[2]&0xc0 != 0x80 || e[3]&0xc0 != 0x80 {
 				break
 			}
 			if w+4 > len(dst) {
