@@ -8,17 +8,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"testing"
-	"unsafe"
 )
-
-// labelPointer returns what the goroutine's label pointer is while ctx's
-// labels are set on it, to compare with getProfLabel.
-func labelPointer(ctx context.Context) unsafe.Pointer {
-	prev := getProfLabel()
-	defer setProfLabel(prev)
-	pprof.SetGoroutineLabels(ctx)
-	return getProfLabel()
-}
 
 func serve(h http.Handler, lines ...string) {
 	r := httptest.NewRequest("GET", "/bike", nil)
@@ -35,7 +25,7 @@ func TestHandlerLabelsGoroutineAndContext(t *testing.T) {
 	var onGoroutine bool
 	h := LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = labelsOf(r.Context())
-		onGoroutine = getProfLabel() == labelPointer(r.Context())
+		onGoroutine = getProfLabel() == profLabelOf(r.Context())
 	}))
 	serve(h, "k6.test_run_id=run42, k6.scenario=checkout, k6.name=named-get")
 	want := map[string]string{"k6_test_run_id": "run42", "k6_scenario": "checkout", "k6_name": "named-get"}
@@ -55,7 +45,7 @@ func TestHandlerMergesParentLabelsOnGoroutine(t *testing.T) {
 	var onGoroutine bool
 	h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = labelsOf(r.Context())
-		onGoroutine = getProfLabel() == labelPointer(r.Context())
+		onGoroutine = getProfLabel() == profLabelOf(r.Context())
 	}), WithRegistry(NewRegistry(0)))
 	r := httptest.NewRequest("GET", "/bike", nil)
 	r = r.WithContext(pprof.WithLabels(r.Context(), pprof.Labels("span_id", "7")))
@@ -94,7 +84,7 @@ func TestHandlerRestoresGoroutineLabels(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(0)
 	outer := pprof.WithLabels(context.Background(), pprof.Labels("service", "api"))
-	before := labelPointer(outer)
+	before := profLabelOf(outer)
 	prev := getProfLabel()
 	defer setProfLabel(prev)
 
@@ -138,7 +128,7 @@ func TestDoRestoresOnPanic(t *testing.T) {
 	func() {
 		defer func() { _ = recover() }()
 		Do(ctx, func(ctx context.Context) {
-			if getProfLabel() != labelPointer(ctx) {
+			if getProfLabel() != profLabelOf(ctx) {
 				t.Error("labels not set inside Do")
 			}
 			panic("boom")

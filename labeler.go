@@ -318,8 +318,12 @@ func internName(name []byte, a *arena) string {
 	return a.string(name)
 }
 
-// hasLabels reports whether ctx carries any pprof label.
+// hasLabels reports whether ctx carries pprof labels (an empty set of them
+// may count: merging with it changes nothing).
 func hasLabels(ctx context.Context) bool {
+	if labelsKey != nil {
+		return ctx.Value(labelsKey) != nil
+	}
 	found := false
 	pprof.ForLabels(ctx, func(string, string) bool {
 		found = true
@@ -349,14 +353,14 @@ func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) 
 }
 
 // setGoroutineLabels is [pprof.SetGoroutineLabels] that, for a context of
-// ours, takes the labels from the context that holds them, without a
-// lookup through ours.
+// ours, sets what its label set learnt once, without a context lookup.
 func setGoroutineLabels(ctx context.Context) {
 	if c, ok := ctx.(*labelledContext); ok {
-		ctx = c.set.ctx
-		if c.merged {
-			ctx = c.Context
+		if !c.merged {
+			setProfLabel(c.set.prof)
+			return
 		}
+		ctx = c.Context
 	}
 	pprof.SetGoroutineLabels(ctx)
 }

@@ -297,7 +297,7 @@ func TestContextMergesParentLabels(t *testing.T) {
 	}
 	// Do sets the merged labels, not the k6 ones alone.
 	Do(ctx, func(ctx context.Context) {
-		if getProfLabel() != labelPointer(ctx) {
+		if getProfLabel() != profLabelOf(ctx) {
 			t.Error("Do did not set the context's merged labels on the goroutine")
 		}
 	})
