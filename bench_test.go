@@ -64,13 +64,7 @@ func BenchmarkLabelsNames(b *testing.B) {
 					l.Labels(ctx, []string{line})
 				}
 			}
-			cfg := l.config()
-			missed := 0
-			for _, line := range lines {
-				if cfg.reg().line(cfg.key, line) == nil {
-					missed++
-				}
-			}
+			missed := uncached(l, lines)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -84,6 +78,18 @@ func BenchmarkLabelsNames(b *testing.B) {
 			b.ReportMetric(float64(missed)/float64(n), "miss/line")
 		})
 	}
+}
+
+// uncached returns how many of lines l's line cache does not hold.
+func uncached(l *Labeler, lines []string) int {
+	cfg := l.config()
+	n := 0
+	for _, line := range lines {
+		if cfg.reg().line(cfg.key, line) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkCounters counts one labelled request from every P at once (run

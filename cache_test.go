@@ -1,6 +1,7 @@
 package k6labels
 
 import (
+	"context"
 	"maps"
 	"strconv"
 	"strings"
@@ -230,4 +231,45 @@ func FuzzBaggageFits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The line cache holds every line of traffic that cycles through as many
+// distinct names as the cardinality cap allows and more: each line may take
+// either of two sets, so a few crowded sets do not make their lines miss.
+func TestLineCacheHoldsManyNames(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1000, 1500} {
+		lines := names(n)
+		for range 20 { // a new hash seed each time
+			l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxValuesPerLabel(maxValuesLimit))
+			for range 2 {
+				for _, line := range lines {
+					l.Labels(context.Background(), []string{line})
+				}
+			}
+			if missed := uncached(l, lines); missed > 0 {
+				t.Fatalf("%d names cycling: %d of them not cached", n, missed)
+			}
+		}
+	}
+}
+
+// A slot whose hash and entry come from two different stores (two requests
+// caching lines at once) never answers for the wrong line.
+func TestLineSlotChecksItsEntry(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry(0)
+	a := &lineEntry{line: "k6.name=a"}
+	r.storeLine(a)
+	if r.line(0, a.line) != a {
+		t.Fatal("the stored line is not found")
+	}
+	for i := range r.lines {
+		if r.lines[i].entry.Load() == a {
+			r.lines[i].entry.Store(&lineEntry{line: "k6.name=b"}) // a's hash, b's entry
+		}
+	}
+	if e := r.line(0, a.line); e != nil {
+		t.Errorf("line(%q) = the entry of %q", a.line, e.line)
+	}
 }

@@ -18,8 +18,8 @@ const DefaultWindow = 5 * time.Minute
 // number of Labelers, handlers and interceptors that share it.
 const (
 	maxNames      = 32   // distinct label names, the three k6 ones included
-	lineSlots     = 2048 // cached header lines (four-way associative: 1000 names cycling stay)
-	lineWays      = 4
+	lineSlots     = 2048 // cached header lines
+	lineWays      = 8    // slots of a line set; a line may take either of two sets
 	maxCachedLine = 512  // longest header line cached
 	setSlots      = 4096 // cached label sets (two-way associative)
 	setWays       = 2
@@ -51,7 +51,7 @@ type Registry struct {
 	ticker    *time.Timer // sweeps while the registry holds values; nil for a test clock
 	ticking   bool
 
-	lines    [lineSlots]atomic.Pointer[lineEntry]
+	lines    [lineSlots]lineSlot
 	sets     [setSlots]atomic.Pointer[labelSet]
 	setBytes atomic.Int64
 
@@ -79,6 +79,13 @@ type admission struct {
 	final               *labelSet // nil if no label is left
 	records             []*record
 	overflowed, dropped int
+}
+
+// A lineSlot holds a cached line's entry and the hash of its line, so that a
+// lookup reads only the entries that may match.
+type lineSlot struct {
+	hash  atomic.Uint64
+	entry atomic.Pointer[lineEntry]
 }
 
 // lineEntry caches what one header line comes to under one Labeler
@@ -308,28 +315,76 @@ func (r *Registry) set(cfg uint64, labels []label) (*labelSet, int) {
 	return s, dropped
 }
 
-// lineSlot returns the hash of line under config key cfg and the first of
-// the two slots the line may take.
-func (r *Registry) lineSlot(cfg uint64, line string) (h, i uint64) {
+// lineSets returns the hash of line under config key cfg and the first
+// slots of the two sets of lineWays it may take: with two sets to choose
+// from, lines rarely crowd one set out.
+func (r *Registry) lineSets(cfg uint64, line string) (h, a, b uint64) {
 	h = maphash.String(r.seed, line) ^ cfg*0x9e3779b97f4a7c15
-	return h, h % lineSlots &^ (lineWays - 1)
+	return h, h % lineSlots &^ (lineWays - 1), h >> 32 % lineSlots &^ (lineWays - 1)
 }
 
 // line returns the cached entry for line under config key cfg, or nil.
 func (r *Registry) line(cfg uint64, line string) *lineEntry {
-	_, i := r.lineSlot(cfg, line)
-	for j := i; j < i+lineWays; j++ {
-		if e := r.lines[j].Load(); e != nil && e.cfg == cfg && e.line == line {
+	h, a, b := r.lineSets(cfg, line)
+	if e := r.lineIn(a, h, cfg, line); e != nil {
+		return e
+	}
+	return r.lineIn(b, h, cfg, line)
+}
+
+// lineIn looks for line in the set from slot i, reading only the entries
+// whose slot holds hash h.
+func (r *Registry) lineIn(i, h, cfg uint64, line string) *lineEntry {
+	for k := range r.lineSet(i) {
+		sl := &r.lineSet(i)[k]
+		if sl.hash.Load() != h {
+			continue
+		}
+		if e := sl.entry.Load(); e != nil && e.cfg == cfg && e.line == line {
 			return e
 		}
 	}
 	return nil
 }
 
-// storeLine caches e, in a free way of its set or in place of one.
+func (r *Registry) lineSet(i uint64) *[lineWays]lineSlot {
+	return (*[lineWays]lineSlot)(r.lines[i : i+lineWays])
+}
+
+// storeLine caches e in the emptier of its two sets or, when both are
+// full, in place of the entry in the slot that the top bits of its hash
+// pick, so that lines that share the sets replace each other evenly.
 func (r *Registry) storeLine(e *lineEntry) {
-	h, i := r.lineSlot(e.cfg, e.line)
-	r.lines[way(r.lines[i:i+lineWays], h)+i].Store(e)
+	h, a, b := r.lineSets(e.cfg, e.line)
+	j, n := r.freeLine(a)
+	if k, m := r.freeLine(b); m > n {
+		j, n = k, m
+	}
+	if n == 0 {
+		j = a
+		if h>>63 == 1 {
+			j = b
+		}
+		j += h >> 58 % lineWays
+	}
+	// The entry before the hash: a lookup that sees the new hash reads this
+	// entry or a newer one, and checks it.
+	r.lines[j].entry.Store(e)
+	r.lines[j].hash.Store(h)
+}
+
+// freeLine returns the first free slot of the set from slot i and how many
+// free slots it has.
+func (r *Registry) freeLine(i uint64) (first uint64, free int) {
+	for k := range r.lineSet(i) {
+		if r.lineSet(i)[k].entry.Load() == nil {
+			if free == 0 {
+				first = i + uint64(k)
+			}
+			free++
+		}
+	}
+	return first, free
 }
 
 // way picks the slot of a set (its ways, a power of two of them) that an
