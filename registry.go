@@ -335,8 +335,9 @@ func (r *Registry) line(cfg uint64, line string) *lineEntry {
 // lineIn looks for line in the set from slot i, reading only the entries
 // whose slot holds hash h.
 func (r *Registry) lineIn(i, h, cfg uint64, line string) *lineEntry {
-	for k := range r.lineSet(i) {
-		sl := &r.lineSet(i)[k]
+	set := r.lineSet(i)
+	for k := range set {
+		sl := &set[k]
 		if sl.hash.Load() != h {
 			continue
 		}
@@ -376,8 +377,9 @@ func (r *Registry) storeLine(e *lineEntry) {
 // freeLine returns the first free slot of the set from slot i and how many
 // free slots it has.
 func (r *Registry) freeLine(i uint64) (first uint64, free int) {
-	for k := range r.lineSet(i) {
-		if r.lineSet(i)[k].entry.Load() == nil {
+	set := r.lineSet(i)
+	for k := range set {
+		if set[k].entry.Load() == nil {
 			if free == 0 {
 				first = i + uint64(k)
 			}
