@@ -60,6 +60,27 @@ func servePair(b *testing.B, base, other http.Handler, rs []*http.Request) {
 		func(i int) { other.ServeHTTP(w, rs[i%len(rs)]) })
 }
 
+// servePairReused is servePair for one request object whose baggage line
+// is set to lines[i] in turn: as in a server, where each request was just
+// parsed and is still in the CPU caches, unlike servePair's prebuilt ones.
+func servePairReused(b *testing.B, base, other http.Handler, lines []string) {
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/bike?id=3", nil)
+	line := make([]string, 1)
+	r.Header["Baggage"] = line
+	serveLine := func(h http.Handler) func(i int) {
+		return func(i int) {
+			line[0] = lines[i%len(lines)]
+			h.ServeHTTP(w, r)
+		}
+	}
+	for i := range lines {
+		serveLine(base)(i)
+		serveLine(other)(i)
+	}
+	pairRun(b, serveLine(base), serveLine(other))
+}
+
 func newK6labels(h http.Handler, opts ...k6labels.Option) http.Handler {
 	return k6labels.NewHandler(h, append(opts, k6labels.WithRegistry(k6labels.NewRegistry(0)))...)
 }
@@ -74,6 +95,14 @@ func BenchmarkRatio(b *testing.B) {
 			servePair(b, BaselineHandler(null), newK6labels(null), rs)
 		})
 	}
+	// jslib-new-id again, each line served through one reused request.
+	var newIDs []string
+	for _, l := range traffics[3].lines {
+		newIDs = append(newIDs, l[0])
+	}
+	b.Run("vs=baseline/http=jslib-new-id/request=reused", func(b *testing.B) {
+		servePairReused(b, BaselineHandler(null), newK6labels(null), newIDs)
+	})
 	info := &grpc.UnaryServerInfo{FullMethod: "/grpc.testing.TestService/UnaryCall"}
 	handler := func(context.Context, any) (any, error) { return nil, nil }
 	for _, tr := range traffics[2:5] {
