@@ -40,17 +40,23 @@ func each(n int, line func(i int) string) [][]string {
 	return out
 }
 
-// traffics are the rows of the handler table: the issue's targets.
+// The rows the issue sets targets for.
+var (
+	jslibTraffic = traffic{"jslib", repeated(jslib("http://localhost:5000/bike?id=3"))}
+	newIDTraffic = traffic{"jslib-new-id", each(varyingIDs, func(i int) string {
+		return jslib("http://localhost:5000/bike?id=" + strconv.Itoa(i))
+	})}
+	names1000Traffic = traffic{"names1000", each(1000, func(i int) string {
+		return jslib("http://localhost:5000/bike/" + strconv.Itoa(i))
+	})}
+	k6Traffics = []traffic{jslibTraffic, newIDTraffic, names1000Traffic}
+)
+
+// traffics are the rows of the handler table.
 var traffics = []traffic{
 	{"none", [][]string{nil}},
 	{"non-k6", repeated("userId=alice,serverNode=DF%2028,isProduction=false")},
-	{"jslib", repeated(jslib("http://localhost:5000/bike?id=3"))},
-	{"jslib-new-id", each(varyingIDs, func(i int) string {
-		return jslib("http://localhost:5000/bike?id=" + strconv.Itoa(i))
-	})},
-	{"names1000", each(1000, func(i int) string {
-		return jslib("http://localhost:5000/bike/" + strconv.Itoa(i))
-	})},
+	jslibTraffic, newIDTraffic, names1000Traffic,
 	{"members64", repeated(members64())},
 }
 
@@ -211,7 +217,7 @@ func vehicleRoute(path, name string) string {
 // BenchmarkParallel serves from every P at once (run with -cpu 1,2,4,8):
 // the line cache, label-set cache and counters are shared by all of them.
 func BenchmarkParallel(b *testing.B) {
-	for _, tr := range traffics[2:5] {
+	for _, tr := range k6Traffics {
 		rs := requests("/bike?id=3", tr.lines)
 		for _, impl := range impls[1:] {
 			b.Run("header="+tr.name+"/impl="+impl.name, func(b *testing.B) {
@@ -243,7 +249,7 @@ func BenchmarkParallel(b *testing.B) {
 // middlewares, and that the rows' routes name as the benchmarks say.
 func TestBaselineLabels(t *testing.T) {
 	for _, impl := range impls[1:] {
-		for _, tr := range traffics[2:5] {
+		for _, tr := range k6Traffics {
 			var got string
 			h := impl.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				got, _ = pprof.Label(r.Context(), "k6_scenario")

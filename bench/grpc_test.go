@@ -56,7 +56,7 @@ func BenchmarkUnary(b *testing.B) {
 func TestBaselineUnaryLabels(t *testing.T) {
 	info := &grpc.UnaryServerInfo{}
 	for _, impl := range unaryImpls {
-		for _, tr := range traffics[2:5] {
+		for _, tr := range k6Traffics {
 			intercept := impl.new()
 			for i, ctx := range incoming(tr.lines[:min(3, len(tr.lines))]) {
 				var got string

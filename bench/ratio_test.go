@@ -89,7 +89,7 @@ func newK6labels(h http.Handler, opts ...k6labels.Option) http.Handler {
 // "vs=baseline" rows are k6labels over the x/k6-like baseline; "vs=unnamed"
 // rows are a naming option over the same handler without one.
 func BenchmarkRatio(b *testing.B) {
-	for _, tr := range traffics[2:5] {
+	for _, tr := range k6Traffics {
 		rs := requests("/bike?id=3", tr.lines)
 		b.Run("vs=baseline/http="+tr.name, func(b *testing.B) {
 			servePair(b, BaselineHandler(null), newK6labels(null), rs)
@@ -97,7 +97,7 @@ func BenchmarkRatio(b *testing.B) {
 	}
 	// jslib-new-id again, each line served through one reused request.
 	var newIDs []string
-	for _, l := range traffics[3].lines {
+	for _, l := range newIDTraffic.lines {
 		newIDs = append(newIDs, l[0])
 	}
 	b.Run("vs=baseline/http=jslib-new-id/request=reused", func(b *testing.B) {
@@ -105,7 +105,7 @@ func BenchmarkRatio(b *testing.B) {
 	})
 	info := &grpc.UnaryServerInfo{FullMethod: "/grpc.testing.TestService/UnaryCall"}
 	handler := func(context.Context, any) (any, error) { return nil, nil }
-	for _, tr := range traffics[2:5] {
+	for _, tr := range k6Traffics {
 		ctxs := incoming(tr.lines)
 		b.Run("vs=baseline/unary="+tr.name, func(b *testing.B) {
 			k6 := k6grpcUnary()
