@@ -51,13 +51,7 @@ func pairRun(b *testing.B, base, other func(i int)) {
 // servePair runs pairRun over rs (warmed once through each handler).
 func servePair(b *testing.B, base, other http.Handler, rs []*http.Request) {
 	w := httptest.NewRecorder()
-	for _, r := range rs {
-		base.ServeHTTP(w, r)
-		other.ServeHTTP(w, r)
-	}
-	pairRun(b,
-		func(i int) { base.ServeHTTP(w, rs[i%len(rs)]) },
-		func(i int) { other.ServeHTTP(w, rs[i%len(rs)]) })
+	pairServe(b, base, other, len(rs), func(h http.Handler, i int) { h.ServeHTTP(w, rs[i%len(rs)]) })
 }
 
 // servePairReused is servePair for one request object whose baggage line
@@ -68,17 +62,20 @@ func servePairReused(b *testing.B, base, other http.Handler, lines []string) {
 	r := httptest.NewRequest("GET", "/bike?id=3", nil)
 	line := make([]string, 1)
 	r.Header["Baggage"] = line
-	serveLine := func(h http.Handler) func(i int) {
-		return func(i int) {
-			line[0] = lines[i%len(lines)]
-			h.ServeHTTP(w, r)
-		}
+	pairServe(b, base, other, len(lines), func(h http.Handler, i int) {
+		line[0] = lines[i%len(lines)]
+		h.ServeHTTP(w, r)
+	})
+}
+
+// pairServe runs pairRun with serve(h, i) as the i-th request to h, after
+// serving the first n through each handler once.
+func pairServe(b *testing.B, base, other http.Handler, n int, serve func(h http.Handler, i int)) {
+	for i := range n {
+		serve(base, i)
+		serve(other, i)
 	}
-	for i := range lines {
-		serveLine(base)(i)
-		serveLine(other)(i)
-	}
-	pairRun(b, serveLine(base), serveLine(other))
+	pairRun(b, func(i int) { serve(base, i) }, func(i int) { serve(other, i) })
 }
 
 func newK6labels(h http.Handler, opts ...k6labels.Option) http.Handler {
