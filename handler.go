@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"net/http"
+	"unsafe"
 )
 
 // LabelsFromBaggageHandler wraps h so that each request carrying k6 baggage is
@@ -59,8 +60,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			s, parent = h.labeler.find(r.Context(), lines, nil)
 		}
-		if s != nil && !parent.same {
+		switch {
+		case s == nil:
+		case !parent.same:
 			h.serveLabelled(w, r, s, parent.labels)
+			return
+		case getProfLabel() != s.prof:
+			// The context is already labelled, but this goroutine is not
+			// the one that labelled it (a worker, or labels changed since).
+			h.serveOnGoroutine(w, r, s.prof)
 			return
 		}
 	}
@@ -96,6 +104,22 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 	}()
 	setGoroutineLabels(&lr.ctx)
 	h.next.ServeHTTP(w, r2)
+	done = true
+}
+
+// serveOnGoroutine serves r, whose context already has the labels, with
+// prof on the goroutine, and puts back what the goroutine had.
+func (h *handler) serveOnGoroutine(w http.ResponseWriter, r *http.Request, prof unsafe.Pointer) {
+	prev := getProfLabel()
+	done := false
+	defer func() {
+		setProfLabel(prev)
+		if !done {
+			removeForm(r)
+		}
+	}()
+	setProfLabel(prof)
+	h.next.ServeHTTP(w, r)
 	done = true
 }
 

@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func serve(h http.Handler, lines ...string) {
@@ -161,5 +162,74 @@ func TestHandlerWithUncomparableContext(t *testing.T) {
 	}
 	if want := []string{"s", ""}; !slices.Equal(got, want) {
 		t.Errorf("k6_scenario seen by the k6 request and the other = %q, want %q", got, want)
+	}
+}
+
+// A request passing a second handler on another goroutine (a worker that
+// inherited an earlier request's labels, or none) is served with its own
+// labels there, and the worker gets back what it had, also on a panic.
+func TestNestedHandlerOnAnotherGoroutine(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(0)
+	var onGoroutine []bool
+	inner := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		onGoroutine = append(onGoroutine, getProfLabel() == profLabelOf(r.Context()))
+		if r.URL.Path == "/panic" {
+			panic("boom")
+		}
+	}), WithRegistry(reg))
+	work := make(chan func())
+	restored := make(chan bool)
+	var first unsafe.Pointer
+	outer := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first == nil {
+			first = getProfLabel()
+			go func() { // inherits the first request's labels
+				for f := range work {
+					func() {
+						defer func() { _ = recover() }()
+						f()
+					}()
+					restored <- getProfLabel() == first
+				}
+			}()
+		}
+		work <- func() { inner.ServeHTTP(w, r) }
+		if !<-restored {
+			t.Errorf("%s: the worker did not get back its labels", r.URL.Path)
+		}
+	}), WithRegistry(reg))
+	for _, tc := range []struct{ path, baggage string }{{"/", "k6.scenario=a"}, {"/", "k6.scenario=b"}, {"/panic", "k6.scenario=c"}} {
+		r := httptest.NewRequest("GET", tc.path, nil)
+		r.Header.Set("Baggage", tc.baggage)
+		outer.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	close(work)
+	if want := []bool{true, true, true}; !slices.Equal(onGoroutine, want) {
+		t.Errorf("inner handler ran with its request's labels on the goroutine: %v, want %v", onGoroutine, want)
+	}
+}
+
+// A handler that changes its goroutine's labels and passes the request on
+// to a second handler: that one serves with the request's labels.
+func TestNestedHandlerAfterGoroutineLabelsChanged(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(0)
+	var onGoroutine bool
+	inner := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		onGoroutine = getProfLabel() == profLabelOf(r.Context())
+	}), WithRegistry(reg))
+	var changed unsafe.Pointer
+	outer := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pprof.SetGoroutineLabels(pprof.WithLabels(r.Context(), pprof.Labels("phase", "auth")))
+		changed = getProfLabel()
+		inner.ServeHTTP(w, r)
+		if getProfLabel() != changed {
+			t.Error("the outer handler's labels were not put back")
+		}
+	}), WithRegistry(reg))
+	serve(outer, "k6.scenario=s")
+	if !onGoroutine {
+		t.Error("the inner handler ran with the outer handler's goroutine labels")
 	}
 }

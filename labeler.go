@@ -61,9 +61,9 @@ func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context
 }
 
 // find returns the label set that baggage comes to, or nil, and counts the
-// request. rename, if not nil, is the naming hook. keep reports that ctx
-// already carries exactly that set (a request passing a second handler), so
-// ctx is to be used as it is.
+// request. rename, if not nil, is the naming hook. parent.same reports that
+// ctx already carries exactly that set (a request passing a second handler),
+// so ctx is to be used as it is.
 func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string) string) (s *labelSet, parent parentLabels) {
 	if len(baggage) == 0 {
 		return nil, parent
