@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // worstLine returns a header line of at most maxCachedLine bytes built to
@@ -80,5 +81,43 @@ func TestMemoryBoundedWithManyHandlers(t *testing.T) {
 	t.Logf("live heap grew by %.1f MiB over %d requests through %d handlers", float64(grown)/(1<<20), requests, len(handlers))
 	if grown > bound {
 		t.Errorf("live heap grew by %d bytes, over the bound of %d", grown, bound)
+	}
+}
+
+// Memory stays flat however long the process lives: clients that fill
+// label names with values and go away, window after window, leave nothing
+// behind once the names are evicted, though cached lines and sets keep
+// their admissions (which once kept each evicted name's values map alive).
+func TestMemoryFlatAcrossWindows(t *testing.T) {
+	const window = time.Minute
+	r, clock := newTestRegistry(window)
+	h := NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRegistry(r))
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	line := func(value string) string {
+		var b strings.Builder
+		for n := range 7 {
+			b.WriteString(",k6.x" + strconv.Itoa(n) + "=" + value)
+		}
+		return b.String()[1:]
+	}
+	var settled uint64
+	for c := range 60 {
+		req.Header["Baggage"] = []string{line("keep" + strconv.Itoa(c))} // a cached line: its admission stays
+		h.ServeHTTP(w, req)
+		for i := range 1000 {
+			req.Header["Baggage"] = []string{line("v" + strconv.Itoa(i)), "a=b"} // every name full
+			h.ServeHTTP(w, req)
+		}
+		clock.pass(r, 3*window) // every k6.x* name and value evicted
+		if c == 9 {
+			settled = liveHeap()
+		}
+	}
+	grown := int64(liveHeap()) - int64(settled)
+	runtime.KeepAlive(h) // and its registry, caches and admissions
+	t.Logf("live heap grew by %.2f MiB over the last 50 windows", float64(grown)/(1<<20))
+	if grown > 2<<20 {
+		t.Errorf("live heap grew by %.2f MiB over 50 windows after the first 10; it should stay flat", float64(grown)/(1<<20))
 	}
 }

@@ -64,10 +64,17 @@ type record struct {
 	lastSeen int64         // under Registry.mu, updated by sweeps
 }
 
+// A nameRecord holds a label name's values. Admissions point to its record,
+// never into it: a stale admission, kept by a cached set long after the name
+// was evicted, must not keep the values map alive (a map never shrinks).
 type nameRecord struct {
-	record
+	rec      *record
 	reserved bool               // one of the k6 names: never evicted
 	values   map[uint64]*record // by maphash of the value: 16 bytes a value, whatever its length
+}
+
+func newNameRecord(reserved bool) *nameRecord {
+	return &nameRecord{rec: new(record), reserved: reserved, values: make(map[uint64]*record)}
 }
 
 // An admission is what the registry made of a label set under one version:
@@ -145,7 +152,7 @@ func newRegistry(window time.Duration, now func() int64) *Registry {
 	// The names k6 sends hold their places from the start, so that a client
 	// sending many other k6.* keys first cannot use up the name cap.
 	for _, name := range k6Names {
-		r.names[name] = &nameRecord{reserved: true, values: make(map[uint64]*record)}
+		r.names[name] = newNameRecord(true)
 	}
 	return r
 }
@@ -178,7 +185,7 @@ func (r *Registry) sweep(now int64) bool {
 				evicted = true
 			}
 		}
-		if !seen(&nr.record) && !nr.reserved {
+		if !seen(nr.rec) && !nr.reserved {
 			delete(r.names, name)
 			evicted = true
 		}
@@ -222,11 +229,11 @@ func (r *Registry) admit(s *labelSet, maxValues int) *admission {
 				a.dropped++
 				continue
 			}
-			nr = &nameRecord{values: make(map[uint64]*record)}
+			nr = newNameRecord(false)
 			r.names[clone(l.name)] = nr
 			changed = true
 		}
-		a.records = append(a.records, touch(&nr.record))
+		a.records = append(a.records, touch(nr.rec))
 		if l.value != OverflowValue {
 			h := maphash.String(r.seed, l.value)
 			v := nr.values[h]
