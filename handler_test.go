@@ -233,3 +233,47 @@ func TestNestedHandlerAfterGoroutineLabelsChanged(t *testing.T) {
 		t.Error("the inner handler ran with the outer handler's goroutine labels")
 	}
 }
+
+// A second handler whose options keep fewer labels than the first's (a
+// naming hook that drops k6_name, a lower label cap) serves with its own
+// labels only: the first handler's k6 labels are replaced, not merged with,
+// while labels from elsewhere (a span profiler's) stay.
+func TestNestedHandlerReplacesOuterK6Labels(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(0)
+	for _, tc := range []struct {
+		name  string
+		inner Option
+		want  map[string]string
+	}{
+		{"hook drops k6_name", WithNameFormatter(func(*http.Request, string) string { return "" }), map[string]string{"k6_test_run_id": "1", "k6_scenario": "s"}},
+		{"one label", WithMaxLabels(1), map[string]string{"k6_test_run_id": "1"}},
+	} {
+		for _, span := range []bool{false, true} {
+			var got map[string]string
+			var members []Member
+			var onGoroutine bool
+			inner := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got, members = labelsOf(r.Context()), Members(r.Context())
+				onGoroutine = getProfLabel() == profLabelOf(r.Context())
+			}), WithRegistry(reg), tc.inner)
+			r := httptest.NewRequest("GET", "/", nil)
+			want := maps.Clone(tc.want)
+			if span {
+				r = r.WithContext(pprof.WithLabels(r.Context(), pprof.Labels("span_id", "7")))
+				want["span_id"] = "7"
+			}
+			r.Header.Set("Baggage", "k6.test_run_id=1,k6.scenario=s,k6.name=n")
+			NewHandler(inner, WithRegistry(reg)).ServeHTTP(httptest.NewRecorder(), r)
+			if !maps.Equal(got, want) {
+				t.Errorf("%s, span labels %v: context labels = %v, want %v", tc.name, span, got, want)
+			}
+			if len(members) != len(tc.want) {
+				t.Errorf("%s, span labels %v: members %v, want as many as the k6 labels %v", tc.name, span, members, tc.want)
+			}
+			if !onGoroutine {
+				t.Errorf("%s, span labels %v: the goroutine did not carry the context's labels", tc.name, span)
+			}
+		}
+	}
+}

@@ -27,11 +27,12 @@ func (l *Labeler) config() *config {
 }
 
 // Labels returns a context derived from ctx that carries pprof labels for the
-// k6 members of baggage, merged with ctx's own labels (the k6 ones win), and
-// the members themselves for [Members] and [Baggage]; ok reports whether
-// there were any. Without k6 members it returns ctx itself and false.
-// baggage holds the header lines (or gRPC metadata values) as received; they
-// may point into buffers that are reused once Labels returns.
+// k6 members of baggage, merged with ctx's own labels (the k6 ones win and
+// replace those an earlier Labels gave ctx), and the members themselves for
+// [Members] and [Baggage]; ok reports whether there were any. Without k6
+// members it returns ctx itself and false. baggage holds the header lines
+// (or gRPC metadata values) as received; they may point into buffers that
+// are reused once Labels returns.
 //
 // Labels only builds the context; [Do] puts its labels on the goroutine.
 func (l *Labeler) Labels(ctx context.Context, baggage []string) (_ context.Context, ok bool) {
@@ -337,30 +338,51 @@ func hasLabels(ctx context.Context) bool {
 // context of its label set instead of allocating a merged label map for every
 // request: pprof finds its labels through Value, like any other lookup.
 type labelledContext struct {
-	context.Context           // the parent, or the parent merged with the labels
-	set             *labelSet // the k6 labels and members
-	merged          bool      // Context holds the labels, merged with the parent's own
+	context.Context                 // the parent
+	set             *labelSet       // the k6 labels and members
+	labels          context.Context // holds the pprof labels: set.ctx, unless merged
+	merged          bool            // labels merges the parent's own labels with the set's
 }
 
 // init makes c the labelled context of parent with the labels of s; merge
 // says that parent has pprof labels of its own.
 func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) {
-	c.Context, c.set = parent, s
+	c.Context, c.set, c.labels = parent, s, s.ctx
 	if merge {
 		// Rare: merge with the parent's labels, which costs allocations.
-		c.Context, c.merged = pprof.WithLabels(parent, s.set), true
+		if m := mergedLabels(parent, s); m != nil {
+			c.labels, c.merged = m, true
+		}
 	}
+}
+
+// mergedLabels returns a context holding the pprof labels of parent with
+// those of s, which win, or nil if parent has none but k6 labels that a
+// handler before gave it: s replaces those, so that labels and members agree.
+func mergedLabels(parent context.Context, s *labelSet) context.Context {
+	before := setFrom(parent)
+	var own []string
+	pprof.ForLabels(parent, func(name, value string) bool {
+		if before != nil {
+			if v, ok := before.value(name); ok && v == value {
+				return true
+			}
+		}
+		own = append(own, name, value)
+		return true
+	})
+	if own == nil {
+		return nil
+	}
+	return pprof.WithLabels(pprof.WithLabels(context.Background(), pprof.Labels(own...)), s.set)
 }
 
 // setGoroutineLabels is [pprof.SetGoroutineLabels] that, for a context of
 // ours, sets what its label set learnt once, without a context lookup.
 func setGoroutineLabels(ctx context.Context) {
-	if c, ok := ctx.(*labelledContext); ok {
-		if !c.merged {
-			setProfLabel(c.set.prof)
-			return
-		}
-		ctx = c.Context
+	if c, ok := ctx.(*labelledContext); ok && !c.merged {
+		setProfLabel(c.set.prof)
+		return
 	}
 	pprof.SetGoroutineLabels(ctx)
 }
@@ -371,10 +393,8 @@ func (c *labelledContext) Value(key any) any {
 	if _, ok := key.(setKey); ok {
 		return c.set
 	}
-	if !c.merged {
-		if v := c.set.ctx.Value(key); v != nil {
-			return v
-		}
+	if v := c.labels.Value(key); v != nil {
+		return v
 	}
 	return c.Context.Value(key)
 }
