@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/keepalive"
 )
 
 // labelledGoroutines returns the grpc-go functions on the stacks of the
@@ -115,5 +116,66 @@ func TestNewClient(t *testing.T) {
 	// see them: not an assertion.
 	for i := 0; i < 100 && len(labelledGoroutines(t)) > 0; i++ {
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReconnectFromLabelledCall: a channel whose connection the server
+// closed (here by its maximum age; a GOAWAY or a restart does the same)
+// reconnects from the goroutine of the next call. Made from a labelled
+// handler, through the k6 interceptors or on a k6grpc.NewClient channel
+// without them, that call leaves no goroutine with its labels.
+func TestReconnectFromLabelledCall(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(grpc.KeepaliveParams(keepalive.ServerParameters{
+		MaxConnectionAge: 200 * time.Millisecond, MaxConnectionAgeGrace: 50 * time.Millisecond}))
+	testpb.RegisterTestServiceServer(s, echoService{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	insecureOpt := grpc.WithTransportCredentials(insecure.NewCredentials())
+	for _, tc := range []struct {
+		name string
+		dial func() (*grpc.ClientConn, error)
+	}{
+		{"grpc.NewClient with the k6 interceptors", func() (*grpc.ClientConn, error) {
+			return grpc.NewClient(lis.Addr().String(), insecureOpt,
+				grpc.WithUnaryInterceptor(k6grpc.UnaryClientInterceptor()),
+				grpc.WithStreamInterceptor(k6grpc.StreamClientInterceptor()))
+		}},
+		{"k6grpc.NewClient alone", func() (*grpc.ClientConn, error) {
+			return k6grpc.NewClient(lis.Addr().String(), insecureOpt)
+		}},
+	} {
+		for _, stream := range []bool{false, true} {
+			conn, err := tc.dial()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := testpb.NewTestServiceClient(conn)
+			call := func(ctx context.Context) {
+				if !stream {
+					if _, err := c.UnaryCall(ctx, &testpb.SimpleRequest{}); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				st, err := c.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for err == nil {
+					_, err = st.Recv()
+				}
+			}
+			call(context.Background())
+			time.Sleep(500 * time.Millisecond) // the server closes the connection
+			k6labels.Do(k6Context(t), call)
+			if got := labelledGoroutines(t); len(got) > 0 {
+				t.Errorf("%s, stream %v: after a reconnect, goroutines carry the k6 labels of the call that reconnected: %q", tc.name, stream, got)
+			}
+			conn.Close()
+		}
 	}
 }
