@@ -46,27 +46,28 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if add == "" {
 		return roundTripUnlabelled(t.next(), req)
 	}
-	lines := req.Header["Baggage"]
-	// A header set by direct map assignment may have a key that is not in
-	// canonical form ("baggage"); it is sent as well, so it counts too, and
-	// goes away in favour of the merged one.
-	var odd []string
-	for k, v := range req.Header {
-		if k != "Baggage" && strings.EqualFold(k, "Baggage") {
-			odd = append(odd, k)
-			lines = append(lines[:len(lines):len(lines)], v...)
-		}
-	}
-	merged := MergeBaggage(lines, add)
 	r := req.Clone(req.Context())
 	if r.Header == nil {
 		r.Header = make(http.Header)
 	}
-	for _, k := range odd {
-		delete(r.Header, k)
-	}
-	r.Header["Baggage"] = []string{merged}
+	MergeBaggageHeader(r.Header, add)
 	return roundTripUnlabelled(t.next(), r)
+}
+
+// MergeBaggageHeader merges the baggage members add into h's baggage header
+// with [MergeBaggage], in place, leaving one "Baggage" line. Lines under a
+// key in another case ("baggage", set by map assignment, which Go sends as
+// it is) count too, and are removed: otherwise the next service would see
+// two values for a key. h must not be nil.
+func MergeBaggageHeader(h http.Header, add string) {
+	lines := h["Baggage"]
+	for k, v := range h {
+		if k != "Baggage" && strings.EqualFold(k, "Baggage") {
+			lines = append(lines[:len(lines):len(lines)], v...)
+			delete(h, k)
+		}
+	}
+	h["Baggage"] = []string{MergeBaggage(lines, add)}
 }
 
 // CloseIdleConnections closes the idle connections of the wrapped transport,

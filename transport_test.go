@@ -282,3 +282,51 @@ func ExampleNewTransport() {
 	resp.Body.Close()
 	// Output: next service got: k6.name=GetBike,k6.scenario=default,k6.test_run_id=123
 }
+
+func TestMergeBaggageHeader(t *testing.T) {
+	const k6 = "k6.test_run_id=1,k6.scenario=s"
+	tests := []struct {
+		name   string
+		header http.Header
+		want   http.Header
+	}{
+		{"empty", http.Header{}, http.Header{"Baggage": {k6}}},
+		{"lines under every spelling, one key each", http.Header{
+			"Baggage": {"a=1"},
+			"baggage": {"k6.scenario=stale", "b=2"},
+			"BAGGAGE": {"c=3"},
+			"Other":   {"x"},
+		}, nil}, // checked below: the order of the odd keys is the map's
+	}
+	for _, tt := range tests {
+		k6labels.MergeBaggageHeader(tt.header, k6)
+		if tt.want != nil && !reflect.DeepEqual(tt.header, tt.want) {
+			t.Errorf("%s: header %q, want %q", tt.name, tt.header, tt.want)
+		}
+	}
+	h := tests[1].header
+	if len(h) != 2 || len(h["Baggage"]) != 1 || h.Get("Other") != "x" {
+		t.Fatalf("header %q, want one Baggage line and Other", h)
+	}
+	got := k6labels.ParseBaggage(h["Baggage"]...)
+	keys := map[string]string{}
+	for _, m := range got {
+		if _, dup := keys[m.Key]; dup {
+			t.Errorf("%q sent twice in %q", m.Key, h["Baggage"])
+		}
+		keys[m.Key] = m.Value
+	}
+	want := map[string]string{"a": "1", "b": "2", "c": "3", "k6.test_run_id": "1", "k6.scenario": "s"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Errorf("members %v, want %v", keys, want)
+	}
+}
+
+// An HTTP client other than NewTransport adds the k6 members of a handler's
+// context to the request it sends.
+func ExampleMergeBaggageHeader() {
+	h := http.Header{"baggage": {"tenant=acme, k6.name=stale"}} // set by map assignment
+	k6labels.MergeBaggageHeader(h, "k6.test_run_id=123,k6.name=GetBike")
+	fmt.Println(h)
+	// Output: map[Baggage:[tenant=acme,k6.test_run_id=123,k6.name=GetBike]]
+}

@@ -26,6 +26,7 @@ package k6otel
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/k6labels/k6labels"
 	"go.opentelemetry.io/otel/propagation"
@@ -96,12 +97,11 @@ func (p *propagator) Inject(ctx context.Context, carrier propagation.TextMapCarr
 	if k6 == "" {
 		return
 	}
-	// otelhttp's carrier is an http.Header: use its canonical key directly,
-	// as Values and Set would each allocate to canonicalize "baggage".
+	// otelhttp's carrier is an http.Header: merge into it directly, as
+	// Values and Set would each allocate to canonicalize "baggage", and
+	// would miss lines set under another case.
 	if hc, ok := carrier.(propagation.HeaderCarrier); ok {
-		if merged := k6labels.MergeBaggage(hc["Baggage"], k6); merged != "" {
-			hc["Baggage"] = []string{merged}
-		}
+		k6labels.MergeBaggageHeader(http.Header(hc), k6)
 		return
 	}
 	var lines []string

@@ -2,8 +2,12 @@ package k6otel
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -307,4 +311,42 @@ func TestPropagatorReadsEveryValue(t *testing.T) {
 	if got, want := h["Baggage"], []string{"a=1,b=2," + k6labels.Baggage(ctx)}; !slices.Equal(got, want) {
 		t.Fatalf("header: got %q, want %q", got, want)
 	}
+}
+
+// A header set by map assignment under a key in another case ("baggage",
+// copied from gRPC metadata) is sent as well: Inject folds it into the one
+// merged line, so the next service, which takes the last value of a key,
+// sees the current k6 members and not the stale ones.
+func TestPropagatorFoldsNonCanonicalKey(t *testing.T) {
+	next := httptest.NewServer(k6labels.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, _ := pprof.Label(r.Context(), "k6_name")
+		fmt.Fprint(w, v)
+	})))
+	defer next.Close()
+	ctx := k6Context(t, context.Background(), "k6.test_run_id=123,k6.scenario=checkout,k6.name=current")
+	req, _ := http.NewRequestWithContext(ctx, "GET", next.URL, nil)
+	req.Header["baggage"] = []string{"k6.name=stale,tenant=acme"}
+	Propagator(propagation.Baggage{}).Inject(ctx, propagation.HeaderCarrier(req.Header))
+	if want := "k6.name=current,k6.scenario=checkout,k6.test_run_id=123,tenant=acme"; len(req.Header) != 1 || sortedMembers(req.Header["Baggage"]) != want {
+		t.Errorf("header %q, want one Baggage line with %s", req.Header, want)
+	}
+	resp, err := next.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "current" {
+		t.Errorf("the next service labelled k6_name=%q, want current", body)
+	}
+}
+
+// sortedMembers returns the members of lines as key=value, sorted, joined by ",".
+func sortedMembers(lines []string) string {
+	var out []string
+	for _, m := range k6labels.ParseBaggage(lines...) {
+		out = append(out, m.Key+"="+m.Value)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
