@@ -1,8 +1,12 @@
 package k6fasthttp_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -66,4 +70,31 @@ func ExampleServe() {
 	ctx.Request.Header.Set("Baggage", "k6.scenario=checkout")
 	h(&ctx)
 	// Output: true
+}
+
+// A handler that upgrades the connection (a WebSocket, say) runs the session
+// with the request's labels through Hijack.
+func ExampleHijack() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv := &fasthttp.Server{Handler: k6fasthttp.NewHandler(func(ctx *fasthttp.RequestCtx) {
+		ctx.HijackSetNoResponse(true)
+		k6fasthttp.Hijack(ctx, func(c net.Conn) {
+			// The session's CPU is labelled with the request's k6 labels.
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nsession")
+		})
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Shutdown() }()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	defer c.Close()
+	fmt.Fprint(c, "GET /ws HTTP/1.1\r\nHost: shop\r\nBaggage: k6.scenario=checkout\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(string(body))
+	// Output: session
 }

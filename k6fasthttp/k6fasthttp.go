@@ -6,7 +6,9 @@
 package k6fasthttp
 
 import (
+	"bytes"
 	"context"
+	"net"
 	"sync"
 	"unsafe"
 
@@ -56,8 +58,9 @@ func Serve(l *k6labels.Labeler, ctx *fasthttp.RequestCtx, next fasthttp.RequestH
 // is, when the request has no usable k6 member. It does not touch the
 // goroutine's labels: run the handler inside [k6labels.Do].
 func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, ok bool) {
-	raw := ctx.Request.Header.PeekAll("Baggage")
-	if len(raw) == 0 {
+	h := &ctx.Request.Header
+	raw := h.PeekAll("Baggage")
+	if len(raw) == 0 && !hasBaggage(h) {
 		return ctx, false
 	}
 	// The lines are only read during the call, and the Labeler copies all
@@ -65,8 +68,16 @@ func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, o
 	// comes from a pool because the compiler moves a local one to the heap.
 	buf := linePool.Get().(*[maxLines]string)
 	lines := buf[:0]
+	view := func(b []byte) { lines = append(lines, unsafe.String(unsafe.SliceData(b), len(b))) }
 	for _, b := range raw[:min(len(raw), maxLines)] {
-		lines = append(lines, unsafe.String(unsafe.SliceData(b), len(b)))
+		view(b)
+	}
+	if len(raw) == 0 {
+		for k, v := range h.All() {
+			if len(lines) < maxLines && isBaggage(k) {
+				view(v)
+			}
+		}
 	}
 	lctx, ok := l.Labels(ctx, lines)
 	clear(lines) // drop the views of the header buffer
@@ -76,6 +87,42 @@ func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, o
 	}
 	ctx.SetUserValue(contextKey{}, lctx)
 	return lctx, true
+}
+
+// hasBaggage reports whether h has a baggage line under a key that PeekAll
+// does not match: with DisableHeaderNamesNormalizing (Fiber's
+// DisableHeaderNormalizing), keys stay as sent, and a proxy that lowercases
+// them, as every HTTP/2 hop does, sends "baggage".
+func hasBaggage(h *fasthttp.RequestHeader) bool {
+	for k := range h.All() {
+		if isBaggage(k) {
+			return true
+		}
+	}
+	return false
+}
+
+var baggageKey = []byte("baggage")
+
+func isBaggage(key []byte) bool {
+	return bytes.EqualFold(key, baggageKey)
+}
+
+// Hijack is ctx.Hijack(handler) with the request's k6 labels (see [Context])
+// on the goroutine that runs handler. fasthttp runs it on a new goroutine
+// once the request's handler has returned, after [Serve] put back the
+// worker's labels, so with ctx.Hijack a WebSocket session runs unlabelled.
+// An upgrader that calls ctx.Hijack itself can do the same: take
+// Context(ctx) before upgrading and run the session in [k6labels.Do].
+func Hijack(ctx *fasthttp.RequestCtx, handler fasthttp.HijackHandler) {
+	lctx := Context(ctx)
+	if lctx == context.Context(ctx) {
+		ctx.Hijack(handler)
+		return
+	}
+	ctx.Hijack(func(c net.Conn) {
+		k6labels.Do(lctx, func(context.Context) { handler(c) })
+	})
 }
 
 var linePool = sync.Pool{New: func() any { return new([maxLines]string) }}

@@ -78,10 +78,19 @@ func dial(t *testing.T, addr string) *conn {
 
 // get sends GET path with the given baggage lines and returns the body.
 func (c *conn) get(path string, baggage ...string) string {
+	header := make([]string, len(baggage))
+	for i, l := range baggage {
+		header[i] = "Baggage: " + l
+	}
+	return c.getWith(path, header...)
+}
+
+// getWith sends GET path with the given header lines and returns the body.
+func (c *conn) getWith(path string, header ...string) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: test\r\n", path)
-	for _, l := range baggage {
-		fmt.Fprintf(&b, "Baggage: %s\r\n", l)
+	for _, l := range header {
+		b.WriteString(l + "\r\n")
 	}
 	b.WriteString("\r\n")
 	if _, err := c.c.Write(b.Bytes()); err != nil {
@@ -390,5 +399,71 @@ func TestMembersOutliveHeader(t *testing.T) {
 	}
 	if got := fmt.Sprint(k6labels.Members(lctx)); got != want {
 		t.Errorf("members changed with the header buffer: %s, want %s", got, want)
+	}
+}
+
+// A server that keeps header names as sent (DisableHeaderNamesNormalizing,
+// Fiber's DisableHeaderNormalizing) behind a proxy that lowercases them, as
+// every HTTP/2 hop does, gets "baggage": its requests are labelled too.
+func TestHeaderNamesNotNormalized(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{
+		DisableHeaderNamesNormalizing: true,
+		Handler: k6fasthttp.NewHandler(func(ctx *fasthttp.RequestCtx) {
+			ctx.SetBodyString(labels(k6fasthttp.Context(ctx)))
+		}),
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
+	c := dial(t, ln.Addr().String())
+	defer c.close()
+	for _, name := range []string{"Baggage", "baggage", "BAGGAGE"} {
+		if got := c.getWith("/a", name+": "+baggageA); got != fmt.Sprint(wantA) {
+			t.Errorf("header %q: labels %s, want %v", name, got, wantA)
+		}
+	}
+	if got := c.getWith("/a", "baggage: a=1"); got != fmt.Sprint(map[string]string{}) {
+		t.Errorf("without k6 members: labels %s, want none", got)
+	}
+}
+
+// A connection hijacked with Hijack (a WebSocket session) runs with the
+// request's labels; with ctx.Hijack it runs unlabelled, which shows that the
+// profile tells the two apart.
+func TestHijack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hijack func(*fasthttp.RequestCtx, fasthttp.HijackHandler)
+		want   map[string]string
+	}{
+		{"k6fasthttp.Hijack", k6fasthttp.Hijack, wantA},
+		{"ctx.Hijack", (*fasthttp.RequestCtx).Hijack, map[string]string{}},
+	} {
+		addr := serve(t, k6fasthttp.NewHandler(func(ctx *fasthttp.RequestCtx) {
+			ctx.HijackSetNoResponse(true)
+			tc.hijack(ctx, func(c net.Conn) {
+				for range 4 {
+					workA()
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
+			})
+		}))
+		c := dial(t, addr)
+		p := profiletest.Record(t, func() { c.get("/a", baggageA) })
+		c.close()
+		samples := profiletest.Samples(p, "k6fasthttp_test.workA")
+		if len(samples) == 0 {
+			t.Fatalf("%s: no samples of the hijacked connection", tc.name)
+		}
+		for _, s := range samples {
+			if got := profiletest.Labels(s); !maps.Equal(got, tc.want) {
+				t.Errorf("%s: a sample of the hijacked connection has labels %v, want %v", tc.name, got, tc.want)
+				break
+			}
+		}
 	}
 }
