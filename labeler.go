@@ -103,11 +103,13 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			e = &cached
 		}
 	}
-	s = e.set
+	s, skipped := e.set, e.skipped
 	if rename != nil {
 		if name, ok := s.value(k6Names[2]); ok {
-			if s = reg.rename(s, rename(name), cfg.maxValueBytes); s == nil {
-				reg.count(false, e.skipped, 0, e.truncated)
+			var dropped int
+			s, dropped = reg.rename(s, rename(name), cfg.maxValueBytes)
+			if skipped += dropped; s == nil {
+				reg.count(false, skipped, 0, e.truncated)
 				return nil, parent
 			}
 		}
@@ -116,7 +118,10 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	if s = a.final; s != nil {
 		parent = parentOf(ctx, s)
 	}
-	reg.count(s != nil && !parent.ours, e.skipped+a.dropped, a.overflowed, e.truncated)
+	// A request that a handler before labelled was counted there.
+	if !parent.ours {
+		reg.count(s != nil, skipped+a.dropped, a.overflowed, e.truncated)
+	}
 	return s, parent
 }
 

@@ -560,8 +560,9 @@ type labelSet struct {
 
 // renaming records that a naming hook turned a set's k6_name into name.
 type renaming struct {
-	name string
-	set  *labelSet
+	name    string
+	set     *labelSet
+	dropped int // labels left out of set to fit a baggage header
 }
 
 // newLabelSet builds the set of labels (sorted by name) under config key

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
+	"strings"
 	"testing"
 )
 
@@ -111,21 +112,51 @@ func TestWithServeMuxConnectRedirect(t *testing.T) {
 	}
 }
 
-// A request that passes three nested handlers is counted once.
+// A labelled request that passes three nested handlers is counted once, its
+// skipped members, overflowed values and truncation too.
 func TestStatsCountRequestsOnce(t *testing.T) {
 	t.Parallel()
 	reg := NewRegistry(0)
 	var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for range 3 {
-		h = NewHandler(h, WithRegistry(reg))
+		h = NewHandler(h, WithRegistry(reg), WithMaxValuesPerLabel(1))
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("Baggage", "k6.scenario=s")
-	for range 2 {
-		h.ServeHTTP(httptest.NewRecorder(), r)
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	// One malformed member, a scenario over the cap, cut at MaxBaggageBytes.
+	r.Header.Set("Baggage", "k6.scenario=t,broken,k6.name=n,"+strings.Repeat("x", MaxBaggageBytes))
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	want := Counters{Labelled: 2, Skipped: 1, Overflowed: 1, Truncated: 1}
+	if got := reg.Stats(); got != want {
+		t.Errorf("2 requests through 3 handlers: Stats() = %+v, want %+v", got, want)
 	}
-	if got := reg.Stats().Labelled; got != 2 {
-		t.Errorf("Labelled = %d for 2 requests through 3 handlers, want 2", got)
+}
+
+// Labels a naming hook's name leaves out, so that the set fits a baggage
+// header, are counted as skipped, as they are when sent.
+func TestStatsCountRenameDrops(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("é", 1024)
+	line := "k6.scenario=" + strings.Repeat("s", 2048) + ",k6.name="
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		line string
+	}{
+		{"sent", nil, line + big},
+		{"named by the hook", []Option{WithNameFunc(func(context.Context, string) string { return big })}, line + "n"},
+	} {
+		reg := NewRegistry(0)
+		l := NewLabeler(append(tc.opts, WithRegistry(reg), WithMaxValueBytes(2048))...)
+		for range 2 { // the second from the caches
+			if _, ok := labelsOf(l.Context(context.Background(), []string{tc.line}))["k6_scenario"]; ok {
+				t.Fatalf("%s: k6_scenario kept; the test needs a set too big for a header", tc.name)
+			}
+		}
+		if got := reg.Stats().Skipped; got != 2 {
+			t.Errorf("%s: Skipped = %d after 2 requests that each left a label out, want 2", tc.name, got)
+		}
 	}
 }
 

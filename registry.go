@@ -409,15 +409,16 @@ func way[T any](set []atomic.Pointer[T], h uint64) uint64 {
 }
 
 // rename returns the set that base becomes when a naming hook gives its
-// k6_name the value name ("" removes the label). The last answer is kept in
-// base, so a hook that gives each line one name costs no allocation.
-func (r *Registry) rename(base *labelSet, name string, maxValueBytes int) *labelSet {
+// k6_name the value name ("" removes the label), and how many labels were
+// left out of it to fit a baggage header. The last answer is kept in base,
+// so a hook that gives each line one name costs no allocation.
+func (r *Registry) rename(base *labelSet, name string, maxValueBytes int) (*labelSet, int) {
 	name = cleanValue(name, maxValueBytes)
 	if v, _ := base.value(k6Names[2]); v == name {
-		return base
+		return base, 0
 	}
 	if m := base.renamed.Load(); m != nil && m.name == name {
-		return m.set
+		return m.set, m.dropped
 	}
 	var buf [maxLabelsLimit]label
 	labels := buf[:0]
@@ -431,11 +432,12 @@ func (r *Registry) rename(base *labelSet, name string, maxValueBytes int) *label
 		labels = append(labels, l)
 	}
 	var s *labelSet
+	var dropped int
 	if len(labels) > 0 {
-		s, _ = r.set(base.cfg, labels)
+		s, dropped = r.set(base.cfg, labels)
 	}
-	base.renamed.Store(&renaming{name: clone(name), set: s})
-	return s
+	base.renamed.Store(&renaming{name: clone(name), set: s, dropped: dropped})
+	return s, dropped
 }
 
 // clone returns a copy of s that shares no memory with it: names from a
@@ -480,9 +482,10 @@ func (r *Registry) count(labelled bool, skipped, overflowed int, truncated bool)
 
 // Counters are counts since a Registry was made, for dashboards and alerts:
 // a growing Overflowed means label values are hitting the cardinality cap.
+// A request is counted by the first handler that labels it, however many it
+// passes through; one that no handler labels is counted by each.
 type Counters struct {
-	// Labelled counts requests that were given k6 labels, once per request
-	// however many handlers it passes through.
+	// Labelled counts requests that were given k6 labels.
 	Labelled uint64
 	// Skipped counts baggage members dropped: malformed members, and k6
 	// members beyond the label caps, with a key too long for a label name,
