@@ -94,6 +94,7 @@ func ExampleHijack() {
 		fmt.Println(err)
 		return
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(string(body))
 	// Output: session
