@@ -273,3 +273,24 @@ func TestLineSlotChecksItsEntry(t *testing.T) {
 		t.Errorf("line(%q) = the entry of %q", a.line, e.line)
 	}
 }
+
+// A set that leaves labels out to fit a baggage header is found in the set
+// cache like any other: a header that makes it, too long for the line cache,
+// is not built and admitted again (under the registry's lock) each time.
+func TestOversizedSetCached(t *testing.T) {
+	l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxValueBytes(2048))
+	big := strings.Repeat("%FF", 700) // 2100 bytes once made valid UTF-8, 6300 encoded
+	lines := []string{"k6.scenario=" + big, "k6.name=" + big}
+	first := setFrom(l.Context(context.Background(), lines))
+	if first == nil || first.dropped == 0 {
+		t.Fatalf("set %+v: the test needs a set that leaves a label out", first)
+	}
+	if again := setFrom(l.Context(context.Background(), lines)); again != first {
+		t.Error("the same header made a new set")
+	}
+	// The context, and room for the decoded values once the parse's arena
+	// is full; a set built again costs ten.
+	if n := testing.AllocsPerRun(100, func() { l.Context(context.Background(), lines) }); n > 2 {
+		t.Errorf("%.0f allocations per request, want 2", n)
+	}
+}

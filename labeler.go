@@ -470,8 +470,15 @@ func LabelName(key string) (string, bool) {
 // baggage member key=value, as sent, before the cardinality cap: decoded,
 // cleaned, cut to length and, for a k6.name URL, without its query string.
 // Tools that match k6's own results with profiles use it to name requests
-// exactly as the labels do.
+// exactly as the labels do. k6 sends its names unencoded, so value ends, as
+// in the header, at its first ',' or ';', without the spaces around it.
 func LabelValue(key, value string, opts ...Option) string {
+	// value = *baggage-octet, ended by "," (the next member) or ";" (a
+	// property), with OWS around it.
+	if i := strings.IndexAny(value, ",;"); i >= 0 {
+		value = value[:i]
+	}
+	value = trimOWS(value)
 	c := newConfig(opts)
 	name, ok := labelName(key, nil)
 	if !ok {

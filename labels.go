@@ -683,16 +683,32 @@ func (s *labelSet) encodedBaggage() string {
 	return str
 }
 
+// equal reports whether labels, under config key cfg, make the set s.
 func (s *labelSet) equal(cfg uint64, labels []label) bool {
-	if s.cfg != cfg || len(s.labels) != len(labels) {
+	if s.cfg != cfg || len(s.labels)+s.dropped != len(labels) {
 		return false
 	}
+	if s.dropped == 0 {
+		for i := range labels {
+			if s.labels[i] != labels[i] {
+				return false
+			}
+		}
+		return true
+	}
+	// s holds what fitBaggage kept of its labels: labels make s if they are
+	// as long, and what it keeps of them is s.
+	keep, _ := fitBaggage(labels)
+	j := 0
 	for i := range labels {
-		if s.labels[i] != labels[i] {
-			return false
+		if keep[i] {
+			if j == len(s.labels) || s.labels[j] != labels[i] {
+				return false
+			}
+			j++
 		}
 	}
-	return true
+	return j == len(s.labels)
 }
 
 // value returns the value of the label named name, if s has it.

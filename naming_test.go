@@ -180,3 +180,22 @@ func TestEncodedURLName(t *testing.T) {
 		t.Errorf("LabelValue = %q", got)
 	}
 }
+
+// LabelValue gives a name k6 sends unencoded the label the handler makes of
+// the header k6 builds with it, ',' ';' and spaces included.
+func TestLabelValueMatchesHeader(t *testing.T) {
+	t.Parallel()
+	l := NewLabeler(WithRegistry(NewRegistry(0)))
+	for _, name := range []string{
+		"cart, step 2",
+		"http://127.0.0.1:18080/car;jsessionid=A1B2?vehicle_id=7",
+		" order bike ",
+		"a;b,c",
+		"GET /bike?id=1",
+	} {
+		got := labelsOf(l.Context(context.Background(), []string{"k6.scenario=s,k6.name=" + name}))["k6_name"]
+		if want := LabelValue("k6.name", name); got != want {
+			t.Errorf("k6 name %q: the handler labels k6_name=%q, LabelValue gives %q", name, got, want)
+		}
+	}
+}
