@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"unsafe"
 )
 
 // jslibHeader is what k6's http-instrumentation-pyroscope 1.0.2 sends.
@@ -116,15 +115,4 @@ func BenchmarkCounters(b *testing.B) {
 			}
 		})
 	})
-}
-
-// TestLabelledRequestSize: a labelled request is one allocation of the
-// request copy and its context together; it can be no smaller than the
-// request itself.
-func TestLabelledRequestSize(t *testing.T) {
-	req, all := unsafe.Sizeof(http.Request{}), unsafe.Sizeof(labelledRequest{})
-	if all != req+unsafe.Sizeof(labelledContext{}) {
-		t.Errorf("labelledRequest is %d B, want the request's %d B and the context's %d B", all, req, unsafe.Sizeof(labelledContext{}))
-	}
-	t.Logf("http.Request %d B, labelledContext %d B, labelledRequest %d B", req, unsafe.Sizeof(labelledContext{}), all)
 }

@@ -40,13 +40,6 @@ type handler struct {
 	labeler *Labeler
 }
 
-// labelledRequest is the request handed on and its context, allocated
-// together: a labelled request costs one allocation.
-type labelledRequest struct {
-	ctx labelledContext
-	req http.Request
-}
-
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if lines := r.Header["Baggage"]; len(lines) > 0 {
 		cfg := h.labeler.config()
@@ -85,10 +78,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *labelSet, merge bool) {
-	lr := new(labelledRequest)
-	lr.ctx.init(r.Context(), s, merge)
-	lr.req = *r.WithContext(&lr.ctx)
-	r2 := &lr.req
+	// The context and the copy are allocated apart: a context that h keeps
+	// (a background job's) must not keep the copy, and the form parsed into
+	// it, alive.
+	ctx := new(labelledContext)
+	ctx.init(r.Context(), s, merge)
+	r2 := r.WithContext(ctx)
 	prev := getProfLabel()
 	done := false
 	defer func() {
@@ -102,7 +97,7 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 			removeForm(r)
 		}
 	}()
-	setGoroutineLabels(&lr.ctx)
+	setGoroutineLabels(ctx)
 	h.next.ServeHTTP(w, r2)
 	done = true
 }

@@ -1,12 +1,15 @@
 package k6labels
 
 import (
+	"context"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/k6labels/k6labels/internal/uploadtest"
 )
@@ -56,5 +59,42 @@ func TestMultipartFilesRemoved(t *testing.T) {
 				uploadtest.WaitEmpty(t, dir, "baggage "+baggage)
 			}
 		})
+	}
+}
+
+// A context the handler keeps after it returns (a background job's, made
+// with context.WithoutCancel) does not keep the request alive, nor the form
+// parsed into it, which holds uploaded files in memory: as without k6labels.
+func TestKeptContextDoesNotKeepRequest(t *testing.T) {
+	for _, baggage := range []string{"", "k6.test_run_id=1,k6.scenario=s,k6.name=upload"} {
+		collected := make(chan struct{}, 4)
+		var kept []context.Context
+		h := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, _, err := r.FormFile("file"); err != nil { // parsed in memory (32 MB)
+				t.Error(err)
+				return
+			}
+			runtime.AddCleanup(r.MultipartForm, func(chan struct{}) { collected <- struct{}{} }, collected)
+			kept = append(kept, context.WithoutCancel(r.Context()))
+		}), WithRegistry(NewRegistry(0)))
+		srv := httptest.NewServer(h)
+		const n = 3
+		for range n {
+			uploadtest.Upload(t, srv.URL+"/upload", baggage, 1<<20)
+		}
+		srv.Close()
+		freed := 0
+		for deadline := time.Now().Add(5 * time.Second); freed < n && time.Now().Before(deadline); {
+			runtime.GC()
+			select {
+			case <-collected:
+				freed++
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if freed < n {
+			t.Errorf("baggage %q: %d of %d parsed forms kept alive by the contexts the handler kept", baggage, n-freed, n)
+		}
+		runtime.KeepAlive(kept)
 	}
 }

@@ -54,7 +54,7 @@ func TestWithNameFormatter(t *testing.T) {
 }
 
 // A named request served from the caches costs what an unnamed one does:
-// one allocation.
+// two allocations (the request copy and its context).
 func TestNamedRequestAllocations(t *testing.T) {
 	reg := NewRegistry(0)
 	mux := http.NewServeMux()
@@ -71,8 +71,8 @@ func TestNamedRequestAllocations(t *testing.T) {
 	bare.HandleFunc("GET /bike/{id}", func(http.ResponseWriter, *http.Request) {})
 	i := 0
 	base := testing.AllocsPerRun(100, func() { i++; bare.ServeHTTP(w, rs[i%3]) })
-	if n := testing.AllocsPerRun(100, func() { i++; mux.ServeHTTP(w, rs[i%3]) }); n-base > 1 {
-		t.Errorf("a named request costs %v allocations more than the bare mux, want 1", n-base)
+	if n := testing.AllocsPerRun(100, func() { i++; mux.ServeHTTP(w, rs[i%3]) }); n-base > 2 {
+		t.Errorf("a named request costs %v allocations more than the bare mux, want 2", n-base)
 	}
 }
 
