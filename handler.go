@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"net/http"
+	"strings"
 	"unsafe"
 )
 
@@ -88,6 +89,7 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 	done := false
 	defer func() {
 		setProfLabel(prev)
+		keepRoute(r, r2)
 		// net/http never sees the copy, so its multipart files are ours to
 		// remove (golang/go#58809), and on a panic the original's too.
 		if f := r2.MultipartForm; f != nil && f != r.MultipartForm {
@@ -116,6 +118,33 @@ func (h *handler) serveOnGoroutine(w http.ResponseWriter, r *http.Request, prof 
 	setProfLabel(prof)
 	h.next.ServeHTTP(w, r)
 	done = true
+}
+
+// keepRoute gives r the pattern and path values that a ServeMux inside h
+// set on the copy r2, as the mux would have set them on r without the copy:
+// middleware around the handler reads the route there, after it returns.
+func keepRoute(r, r2 *http.Request) {
+	if r2.Pattern == r.Pattern {
+		return
+	}
+	r.Pattern = r2.Pattern
+	// pattern = [METHOD ' '] [HOST] '/' [PATH]; a wildcard segment is
+	// "{NAME}" or "{NAME...}", and "{$}" matches the end of the path.
+	for rest := r2.Pattern; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return
+		}
+		rest = rest[i+1:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 {
+			return
+		}
+		if name := strings.TrimSuffix(rest[:j], "..."); name != "$" {
+			r.SetPathValue(name, r2.PathValue(name))
+		}
+		rest = rest[j+1:]
+	}
 }
 
 func removeForm(r *http.Request) {

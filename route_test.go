@@ -292,3 +292,29 @@ func BenchmarkRoutePattern(b *testing.B) {
 		})
 	}
 }
+
+// Middleware around the handler reads the route that a ServeMux inside it
+// matched, after it returns, as it does for requests without k6 baggage.
+func TestOuterMiddlewareSeesRoute(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /bike/{id}/{rest...}", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /car/{$}", func(http.ResponseWriter, *http.Request) {})
+	for _, opts := range [][]Option{nil, {WithServeMux(mux)}} {
+		h := NewHandler(mux, append(opts, WithRegistry(NewRegistry(0)))...)
+		for _, baggage := range []string{"", "k6.scenario=s,k6.name=n"} {
+			for _, tc := range []struct{ path, pattern, id, rest string }{
+				{"/bike/3/a/b", "GET /bike/{id}/{rest...}", "3", "a/b"},
+				{"/car/", "GET /car/{$}", "", ""},
+			} {
+				r := httptest.NewRequest("GET", tc.path, nil)
+				r.Header.Set("Baggage", baggage)
+				h.ServeHTTP(httptest.NewRecorder(), r)
+				if r.Pattern != tc.pattern || r.PathValue("id") != tc.id || r.PathValue("rest") != tc.rest {
+					t.Errorf("options %d, baggage %q, %s: the middleware around saw pattern %q, id %q, rest %q; want %q, %q, %q",
+						len(opts), baggage, tc.path, r.Pattern, r.PathValue("id"), r.PathValue("rest"), tc.pattern, tc.id, tc.rest)
+				}
+			}
+		}
+	}
+}
