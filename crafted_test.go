@@ -56,6 +56,9 @@ func craftedHeaders() []struct {
 		{"maxValueUTF8", false, []string{"k6.a=" + maxValue}},
 		{"lines64", false, lines64},
 		{"manyNames", false, []string{fill("k6.x" + strings.Repeat("y", 20) + "=v")}},
+		// Keys as long as a name may be, eight names in turn: each member's
+		// name is built and compared at full length.
+		{"longKeys", false, []string{longKeys()}},
 		// 8 maximal labels whose bytes defeat the fast paths: an escape
 		// and a byte in turn, invalid escapes, bare '%', C1 and C0
 		// controls, raw invalid bytes, three- and four-byte characters.
@@ -89,6 +92,19 @@ func craftedHeaders() []struct {
 		{"euroFF", false, eight(strings.Repeat("%E2%82%AC%FF", 80))},
 		{"emojiFF", false, eight(strings.Repeat("%F0%9F%98%80%FF", 65))},
 		{"lateC1", false, eight(strings.Repeat("%F0%9F%98%80a", 27) + strings.Repeat("%C2%85a", 70))},
+	}
+}
+
+// longKeys returns 8 KB of k6 members whose keys are maxNameBytes long,
+// eight names in turn.
+func longKeys() string {
+	var ms []string
+	for i, size := 0, 0; ; i++ {
+		m := "k6." + strings.Repeat("x", maxNameBytes-4) + string(rune('a'+i%DefaultMaxLabels)) + "=v"
+		if size += len(m) + 1; size > MaxBaggageBytes+1 {
+			return strings.Join(ms, ",")
+		}
+		ms = append(ms, m)
 	}
 }
 

@@ -17,13 +17,16 @@ import "strings"
 const (
 	tokenChar    = 1 << iota // RFC 7230 tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA
 	baggageOctet             // baggage-octet
+	nameByte                 // of a pprof label name Pyroscope accepts: [a-zA-Z0-9_]
 )
 
 var grammar = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		switch {
 		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-			t[c] |= tokenChar
+			t[c] |= tokenChar | nameByte
+		case c == '_':
+			t[c] |= nameByte
 		}
 		switch c {
 		case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':

@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/maphash"
 	"runtime/pprof"
 	"strings"
@@ -44,18 +45,34 @@ func labelName(key string, buf []byte) ([]byte, bool) {
 		return buf, false
 	}
 	buf = append(buf, "k6_"...)
-	for i := 3; i < len(key); i++ {
-		c := key[i]
-		if !isNameByte(c) {
-			c = '_'
+	start := len(buf)
+	buf = append(buf, key[len("k6."):]...)
+	i := start
+	for ; i+8 <= len(buf) && nameBytes8(binary.LittleEndian.Uint64(buf[i:])); i += 8 {
+	}
+	for ; i < len(buf); i++ {
+		if grammar[buf[i]]&nameByte == 0 {
+			buf[i] = '_'
 		}
-		buf = append(buf, c)
 	}
 	return buf, true
 }
 
-func isNameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+// nameBytes8 reports whether the 8 bytes of x are all name bytes
+// [a-zA-Z0-9_], eight at a time: keys as long as a name may be are checked
+// at the cost of a short one.
+func nameBytes8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if x&highs != 0 {
+		return false // a byte >= 0x80
+	}
+	// With every byte below 0x80, (b|0x80) - c keeps its high bit iff b >= c,
+	// and borrows from no other byte; b is in [lo, hi] iff b >= lo and not
+	// b >= hi+1.
+	y := x | highs
+	in := (y-'0'*ones)&^(y-('9'+1)*ones) | (y-'A'*ones)&^(y-('Z'+1)*ones) |
+		(y-'a'*ones)&^(y-('z'+1)*ones) | (y-'_'*ones)&^(y-('_'+1)*ones)
+	return in&highs == highs
 }
 
 // keyOf returns the baggage key a label name stands for: "k6_my_tag" is
