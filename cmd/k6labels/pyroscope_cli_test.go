@@ -25,7 +25,8 @@ var pyrWindow = []string{"--start", "2026-12-02T18:02:15Z", "--end", "2026-12-02
 
 const pyrService = "rideshare.k6labels"
 
-// pyrServer starts the replay server of the recorded exchanges.
+// pyrServer starts the replay server of the recorded exchanges, and of the
+// two that split the CPU without a run id (unlabelled or a local run).
 func pyrServer(t *testing.T) (*pyroscopetest.Server, []pyroscopetest.Exchange, string) {
 	t.Helper()
 	fx := fixture.Dir(t)
@@ -33,7 +34,37 @@ func pyrServer(t *testing.T) (*pyroscopetest.Server, []pyroscopetest.Exchange, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pyroscopetest.NewServer(t, xs), xs, fx
+	srv := pyroscopetest.NewServer(t, xs)
+	// Not recorded: the series without k6_test_run_id grouped by
+	// k6_scenario, then those without k6_scenario grouped by k6_name. The
+	// series without a label in 05, 06 and 07 are the same points: the
+	// samples without a run id carry no k6 label, so each answer is that
+	// one series, without labels.
+	for _, x := range xs {
+		if !strings.HasPrefix(x.Name, "07-") {
+			continue
+		}
+		for _, q := range []struct{ selector, label string }{
+			{`k6_test_run_id=\"\"`, "k6_scenario"},
+			{`k6_test_run_id=\"\",k6_scenario=\"\"`, "k6_name"},
+		} {
+			y := x
+			y.Name = "07 without a run id, grouped by " + q.label
+			y.Body = bytes.Replace(y.Body, []byte(`rideshare.k6labels\"}`), []byte(`rideshare.k6labels\",`+q.selector+`}`), 1)
+			y.Body = bytes.Replace(y.Body, []byte(`"group_by":["k6_test_run_id"]`), []byte(`"group_by":["`+q.label+`"]`), 1)
+			var resp struct{ Series []map[string]json.RawMessage }
+			if err := json.Unmarshal(x.Response, &resp); err != nil {
+				t.Fatal(err)
+			}
+			for _, ser := range resp.Series {
+				if ser["labels"] == nil {
+					y.Response = []byte(`{"series":[{"points":` + string(ser["points"]) + `}]}`)
+				}
+			}
+			srv.Add(y)
+		}
+	}
+	return srv, xs, fx
 }
 
 // pyrRun runs the command and returns its exit code, stdout and stderr.

@@ -122,9 +122,11 @@ type Query struct {
 }
 
 // A Matcher selects the profiles whose label Name equals Value; an empty
-// Value selects the profiles without that label.
+// Value selects the profiles without that label. Not selects the others
+// (name!="value"; name!="" selects the profiles with the label).
 type Matcher struct {
 	Name, Value string
+	Not         bool
 }
 
 // Selector returns the label selector {service_name="service",name="value",…}
@@ -134,7 +136,11 @@ func Selector(service string, ms ...Matcher) string {
 	b.WriteString("{" + ServiceLabel + "=")
 	b.WriteString(strconv.Quote(service))
 	for _, m := range ms {
-		b.WriteString("," + m.Name + "=")
+		op := "="
+		if m.Not {
+			op = "!="
+		}
+		b.WriteString("," + m.Name + op)
 		b.WriteString(strconv.Quote(m.Value))
 	}
 	b.WriteString("}")

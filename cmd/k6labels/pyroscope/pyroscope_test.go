@@ -568,8 +568,9 @@ func TestNewClient(t *testing.T) {
 }
 
 func TestSelector(t *testing.T) {
-	got := pyroscope.Selector("a\"b", pyroscope.Matcher{Name: "k6_name", Value: `x\y`}, pyroscope.Matcher{Name: "k6_test_run_id"})
-	if want := `{service_name="a\"b",k6_name="x\\y",k6_test_run_id=""}`; got != want {
+	got := pyroscope.Selector("a\"b", pyroscope.Matcher{Name: "k6_name", Value: `x\y`}, pyroscope.Matcher{Name: "k6_test_run_id"},
+		pyroscope.Matcher{Name: "k6_scenario", Not: true})
+	if want := `{service_name="a\"b",k6_name="x\\y",k6_test_run_id="",k6_scenario!=""}`; got != want {
 		t.Errorf("Selector = %s, want %s", got, want)
 	}
 }

@@ -18,8 +18,8 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		return writeJSON(w, d.jsonDiff())
 	}
 	heading(w, f, 2, "k6labels diff: "+d.measure()+", before → after")
-	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before), elapsed(d.Before))
-	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After), elapsed(d.After))
+	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before, "every test run"), elapsed(d.Before))
+	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After, "every test run"), elapsed(d.After))
 	if d.MatchName {
 		itemf(w, f, "Rows are matched by their full k6_name.")
 	} else {
@@ -90,13 +90,6 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		itemf(w, f, "Note: %s.", n)
 	}
 	return nil
-}
-
-func runOf(r *Report) string {
-	if r.RunID == "" {
-		return "every test run"
-	}
-	return LabelRunID + "=" + r.RunID
 }
 
 func describeNormalize(m string) string {

@@ -116,11 +116,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, r.jsonReport())
 	}
-	run := "every test run in it"
-	if r.RunID != "" {
-		run = LabelRunID + "=" + r.RunID
-	}
-	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, run))
+	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, runOf(r, "every test run in it")))
 	itemf(w, f, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).",
 		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
 		secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
@@ -185,7 +181,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		itemf(w, f, "Note: %s.", n)
 	}
 	itemf(w, f, "of all: share of all the CPU in the source; of k6: share of the k6-labelled CPU of the run;")
-	itemf(w, f, "(no k6 labels): samples without k6_test_run_id (runtime, background work, other clients).")
+	itemf(w, f, "(no k6 labels): samples without k6_test_run_id, k6_scenario and k6_name (runtime, background work, other clients).")
 	if r.HasRequests {
 		sep := "\n"
 		if f == Markdown {
@@ -195,6 +191,17 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			100*r.Confidence, sep)
 	}
 	return nil
+}
+
+// runOf names the run r is of, or says all when r is of every run.
+func runOf(r *Report, all string) string {
+	switch r.RunID {
+	case "":
+		return all
+	case LocalRun:
+		return LocalRun
+	}
+	return LabelRunID + "=" + r.RunID
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -213,11 +220,11 @@ type (
 	jsonReport struct {
 		Version              int             `json:"version"`                // 1
 		Source               string          `json:"source"`                 // profile file(s), URL(s) or Pyroscope server and service
-		TestRunID            string          `json:"test_run_id,omitempty"`  // k6_test_run_id reported on; absent: every run in the source
+		TestRunID            string          `json:"test_run_id,omitempty"`  // k6_test_run_id reported on, or LocalRun; absent: every run in the source
 		CPUSeconds           float64         `json:"cpu_seconds"`            // all CPU in the source
 		Samples              int64           `json:"samples"`                // its profiler samples (10 ms each at 100 Hz)
 		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`         // CPU of the run(s) reported on
-		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"` // CPU of samples without k6_test_run_id
+		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"` // CPU of samples without any k6 label
 		UnlabelledShare      float64         `json:"unlabelled_share"`       // of cpu_seconds
 		Requests             *int64          `json:"requests,omitempty"`     // http_reqs in the k6 results; absent without them
 		Start                *time.Time      `json:"start,omitempty"`        // first http_reqs point

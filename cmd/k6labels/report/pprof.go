@@ -76,6 +76,9 @@ func (s *ProfileSource) Totals(context.Context) (map[string]Count, error) {
 			v.Samples = int64((v.CPU + s.period/2) / s.period)
 		}
 		id := first(smp.Label[LabelRunID])
+		if id == "" && (first(smp.Label[LabelScenario]) != "" || first(smp.Label[LabelName]) != "") {
+			id = LocalRun
+		}
 		c[id] = c[id].add(v)
 	}
 	return c, nil
@@ -116,7 +119,7 @@ func (s *ProfileSource) Profile(_ context.Context, match []Matcher) (*profile.Pr
 
 func matches(s *profile.Sample, match []Matcher) bool {
 	for _, m := range match {
-		if first(s.Label[m.Name]) != m.Value {
+		if (first(s.Label[m.Name]) == m.Value) == m.Not {
 			return false
 		}
 	}

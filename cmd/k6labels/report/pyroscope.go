@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,17 +63,58 @@ func (s *PyroscopeSource) wrap(err error) error {
 // It returns an error wrapping [ErrNoData] when the service has no CPU in
 // the window.
 func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) {
+	byRun, err := s.runSeries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Count{}
+	for id, series := range byRun {
+		for _, ser := range series {
+			out[id] = out[id].add(s.count(ser.Sum()))
+		}
+	}
+	return out, nil
+}
+
+// runSeries returns the service's SelectSeries by run id, keyed as Totals
+// is. The series without a run id are split by k6_scenario, then those
+// without a scenario by k6_name: queries made only when there are some.
+func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope.Series, error) {
 	series, err := s.c.SelectSeries(ctx, s.query(), []string{LabelRunID}, seriesStep)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	out := map[string]Count{}
-	for _, ser := range series {
-		id := ser.Labels[LabelRunID]
-		out[id] = out[id].add(s.count(ser.Sum()))
-	}
-	if len(out) == 0 {
+	if len(series) == 0 {
 		return nil, s.noData(ctx)
+	}
+	out := map[string][]pyroscope.Series{}
+	for _, ser := range series {
+		if id := ser.Labels[LabelRunID]; id != "" {
+			out[id] = append(out[id], ser)
+		}
+	}
+	if len(out) == len(series) {
+		return out, nil
+	}
+	unlabelled := []pyroscope.Matcher{{Name: LabelRunID}}
+	for _, label := range []string{LabelScenario, LabelName} {
+		series, err := s.c.SelectSeries(ctx, s.query(unlabelled...), []string{label}, seriesStep)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		var rest []pyroscope.Series
+		for _, ser := range series {
+			if ser.Labels[label] != "" {
+				out[LocalRun] = append(out[LocalRun], ser)
+			} else {
+				rest = append(rest, ser)
+			}
+		}
+		out[""] = rest
+		if len(rest) == 0 {
+			break
+		}
+		unlabelled = append(unlabelled, pyroscope.Matcher{Name: label})
 	}
 	return out, nil
 }
@@ -105,7 +147,7 @@ func (s *PyroscopeSource) Values(ctx context.Context, label string) ([]string, e
 func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profile.Profile, error) {
 	ms := make([]pyroscope.Matcher, len(match))
 	for i, m := range match {
-		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value}
+		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value, Not: m.Not}
 	}
 	p, err := s.c.SelectMergeProfile(ctx, s.query(ms...))
 	if err != nil {
@@ -119,28 +161,33 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 	return p, nil
 }
 
-// Runs lists the k6 test runs of the source's window, by first point.
+// Runs lists the k6 test runs of the source's window, by first point; a
+// local k6 run (k6 labels without a run id) is listed as [LocalRun].
 func (s *PyroscopeSource) Runs(ctx context.Context) ([]Run, error) {
-	series, err := s.c.SelectSeries(ctx, s.query(), []string{LabelRunID}, seriesStep)
+	byRun, err := s.runSeries(ctx)
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
 	var runs []Run
-	for _, ser := range series {
-		id := ser.Labels[LabelRunID]
-		if id == "" || len(ser.Points) == 0 {
+	for id, series := range byRun {
+		if id == "" {
 			continue
 		}
-		r := Run{ID: id, First: ser.Points[0].Time, Last: ser.Points[0].Time, CPU: s.count(ser.Sum()).CPU}
-		for _, p := range ser.Points {
-			r.First, r.Last = minTime(r.First, p.Time), maxTime(r.Last, p.Time)
+		var r Run
+		for _, ser := range series {
+			for _, p := range ser.Points {
+				if r.ID == "" {
+					r = Run{ID: id, First: p.Time, Last: p.Time}
+				}
+				r.First, r.Last = minTime(r.First, p.Time), maxTime(r.Last, p.Time)
+			}
+			r.CPU += s.count(ser.Sum()).CPU
 		}
-		runs = append(runs, r)
+		if r.ID != "" {
+			runs = append(runs, r)
+		}
 	}
-	if len(series) == 0 {
-		return nil, s.noData(ctx)
-	}
-	slices.SortFunc(runs, func(a, b Run) int { return a.First.Compare(b.First) })
+	slices.SortFunc(runs, func(a, b Run) int { return cmp.Or(a.First.Compare(b.First), cmp.Compare(a.ID, b.ID)) })
 	return runs, nil
 }
 

@@ -73,10 +73,37 @@ func ParseGroupings(s string) ([]Grouping, error) {
 	return out, nil
 }
 
+// LocalRun stands for the run id of samples that carry k6_scenario or
+// k6_name but no k6_test_run_id: a plain local k6 run, whose "undefined" run
+// id the middleware drops. It is a key of [Source] Totals, never a label.
+const LocalRun = "(local run, no test run id)"
+
 // A Matcher selects the samples whose label Name has Value; an empty Value
-// selects the samples without that label.
+// selects the samples without that label. Not selects the others.
 type Matcher struct {
 	Name, Value string
+	Not         bool
+}
+
+// runMatchers returns the matcher sets whose samples together are run id's:
+// one set for a test run id, two disjoint ones for [LocalRun].
+func runMatchers(id string) [][]Matcher {
+	if id != LocalRun {
+		return [][]Matcher{{{Name: LabelRunID, Value: id}}}
+	}
+	return [][]Matcher{
+		{{Name: LabelRunID}, {Name: LabelScenario, Not: true}},
+		{{Name: LabelRunID}, {Name: LabelScenario}, {Name: LabelName, Not: true}},
+	}
+}
+
+// runScope returns the matcher that, with a k6_scenario or k6_name value,
+// selects run id's samples.
+func runScope(id string) Matcher {
+	if id == LocalRun {
+		return Matcher{Name: LabelRunID}
+	}
+	return Matcher{Name: LabelRunID, Value: id}
 }
 
 // A Count is CPU in profiler samples and in time.
@@ -92,8 +119,9 @@ func (c Count) add(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + 
 type Source interface {
 	// String describes the source in the report's header.
 	String() string
-	// Totals returns the CPU in the source by k6_test_run_id value, with
-	// the CPU of samples without that label under "".
+	// Totals returns the CPU in the source by k6_test_run_id value; that of
+	// samples with k6_scenario or k6_name but no run id under [LocalRun],
+	// that of samples without any of the three labels under "".
 	Totals(ctx context.Context) (map[string]Count, error)
 	// Values returns the values that label has on samples in the source.
 	Values(ctx context.Context, label string) ([]string, error)
@@ -166,9 +194,9 @@ func (r *Row) Key() string { return strings.Join(r.Values, " ") }
 // Report is the CPU of a source split by k6 label.
 type Report struct {
 	Source     string
-	RunID      string // k6_test_run_id the rows are of; "" = every run in the source
+	RunID      string // k6_test_run_id (or LocalRun) the rows are of; "" = every run in the source
 	Total      Count  // all CPU in the source
-	Unlabelled Count  // CPU of samples without k6_test_run_id
+	Unlabelled Count  // CPU of samples without any k6 label
 	K6         Count  // CPU of the run(s) in scope
 	// HasRequests tells whether k6 results were given; Requests is their
 	// http_reqs total and Start, End their time range.
@@ -245,9 +273,12 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	default:
 		r.Notes = append(r.Notes, fmt.Sprintf("rows sum over %d test runs (%s); --run-id picks one", len(runs), strings.Join(runs, ", ")))
 	}
+	if r.RunID == LocalRun {
+		r.Notes = append(r.Notes, "the samples carry k6_scenario and k6_name but no k6_test_run_id: a local k6 run (k6 sends k6.test_run_id=undefined without K6_CLOUDRUN_TEST_RUN_ID); set K6_CLOUDRUN_TEST_RUN_ID to tell runs apart")
+	}
 	var scope []Matcher
 	if r.RunID != "" {
-		scope = []Matcher{{LabelRunID, r.RunID}}
+		scope = []Matcher{runScope(r.RunID)}
 		r.K6 = totals[r.RunID]
 	} else {
 		for _, id := range runs {
@@ -293,8 +324,12 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if err := b.checkNames(); err != nil {
 		return err
 	}
+	whole := [][]Matcher{b.scope}
+	if b.r.RunID != "" {
+		whole = runMatchers(b.r.RunID)
+	}
 	var err error
-	if b.r.prof, err = b.src.Profile(b.ctx, b.scope); err != nil {
+	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
 	for _, g := range b.opts.By {
@@ -302,7 +337,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			for _, id := range runs {
 				row := Row{By: g, Values: []string{id}, Count: totals[id]}
 				if b.opts.TopEveryRow {
-					if err := b.fill(&row, []Matcher{{LabelRunID, id}}); err != nil {
+					if err := b.fill(&row, runMatchers(id)...); err != nil {
 						return err
 					}
 				}
@@ -317,7 +352,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			row := Row{By: g, Values: vals}
 			match := slices.Clone(b.scope)
 			for i, label := range g {
-				match = append(match, Matcher{label, vals[i]})
+				match = append(match, Matcher{Name: label, Value: vals[i]})
 			}
 			if err := b.fill(&row, match); err != nil {
 				return err
@@ -438,13 +473,14 @@ func (b *builder) requests(g Grouping, vals []string) int64 {
 	return n
 }
 
-// fill fetches the row's profile and sets its CPU and functions.
-func (b *builder) fill(row *Row, match []Matcher) error {
+// fill fetches the row's profile, the samples that match any of the
+// matcher sets, and sets the row's CPU and functions.
+func (b *builder) fill(row *Row, matches ...[]Matcher) error {
 	b.done++
 	if b.opts.Progress != nil {
 		fmt.Fprintf(b.opts.Progress, "\rk6labels: profile %d: %s=%s   ", b.done, row.By, row.Key())
 	}
-	p, err := b.src.Profile(b.ctx, match)
+	p, err := b.profile(matches...)
 	if err != nil {
 		return err
 	}
@@ -454,6 +490,29 @@ func (b *builder) fill(row *Row, match []Matcher) error {
 		row.Top = top(row.self, row.CPU, b.opts.Top)
 	}
 	return nil
+}
+
+// profile returns the merged profile of the samples that match any of the
+// matcher sets; the sets must select disjoint samples.
+func (b *builder) profile(matches ...[]Matcher) (*profile.Profile, error) {
+	var ps []*profile.Profile
+	for _, m := range matches {
+		p, err := b.src.Profile(b.ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Sample) > 0 || len(ps) == 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	p, err := profile.Merge(ps)
+	if err != nil {
+		return nil, fmt.Errorf("merging %d profiles: %w", len(ps), err)
+	}
+	return p, nil
 }
 
 func (b *builder) add(row Row) {
