@@ -318,6 +318,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			if err != nil {
 				return err
 			}
+			slices.Sort(vs)
 			b.values[label] = vs
 		}
 	}
@@ -332,7 +333,24 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
-	for _, g := range b.opts.By {
+	tuples := map[int][][]string{}
+	queries := 0
+	for i, g := range b.opts.By {
+		if !slices.Equal(g, ByRun) {
+			tuples[i] = b.tuples(g)
+			for _, vals := range tuples[i] {
+				if b.labelled(g, vals) {
+					queries++
+				}
+			}
+		}
+	}
+	if queries > maxRowQueries {
+		return fmt.Errorf("%d rows to fetch from %s (%s has %d values, %s %d), more than %d: "+
+			"name requests in k6 with tags.name (or by route with WithRoutePattern), or use --by run,scenario to leave out the name rows",
+			queries, b.r.Source, LabelName, len(b.values[LabelName]), LabelScenario, len(b.values[LabelScenario]), maxRowQueries)
+	}
+	for i, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
 			for _, id := range runs {
 				row := Row{By: g, Values: []string{id}, Count: totals[id]}
@@ -348,14 +366,16 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			}
 			continue
 		}
-		for _, vals := range b.tuples(g) {
+		for _, vals := range tuples[i] {
 			row := Row{By: g, Values: vals}
-			match := slices.Clone(b.scope)
-			for i, label := range g {
-				match = append(match, Matcher{Name: label, Value: vals[i]})
-			}
-			if err := b.fill(&row, match); err != nil {
-				return err
+			if b.labelled(g, vals) {
+				match := slices.Clone(b.scope)
+				for j, label := range g {
+					match = append(match, Matcher{Name: label, Value: vals[j]})
+				}
+				if err := b.fill(&row, match); err != nil {
+					return err
+				}
 			}
 			row.Requests = b.requests(g, vals)
 			if row.Samples > 0 || row.Requests > 0 {
@@ -448,6 +468,21 @@ func (b *builder) tuples(g Grouping) [][]string {
 		}
 	}
 	return out
+}
+
+// maxRowQueries bounds the row profiles one report fetches: with Pyroscope
+// each is a query, one after another.
+const maxRowQueries = 10000
+
+// labelled tells whether each of vals is a value the source's samples carry
+// for its label of g; a row with another value has no CPU to fetch.
+func (b *builder) labelled(g Grouping, vals []string) bool {
+	for i, label := range g {
+		if _, ok := slices.BinarySearch(b.values[label], vals[i]); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // requests returns the http_reqs of the row g=vals.
