@@ -64,7 +64,7 @@ type DiffRow struct {
 	Low, High               float64 // 95% interval of Normalized (not adjusted for the family)
 	P                       float64 // two-sided p-value of "no change" (1 if untested)
 	Beyond                  bool    // rejected by Holm's procedure at Alpha
-	Verdict                 string  // worse, better, same, few samples, reference, only before, only after
+	Verdict                 string  // worse, better, same, few samples, in _overflow?, reference, only before, only after
 	Grew                    []FuncChange
 }
 
@@ -80,6 +80,7 @@ const (
 	Better     = "better"
 	Same       = "same"
 	FewSamples = "few samples"
+	InOverflow = "in _overflow?" // a side's row is InOverflow: not tested
 	Reference  = "reference"
 	OnlyBefore = "only before"
 	OnlyAfter  = "only after"
@@ -154,6 +155,7 @@ func (d *Diff) match(g Grouping) {
 			if old, ok := m[k]; ok {
 				old.Count = old.add(row.Count)
 				old.Requests += row.Requests
+				old.InOverflow = old.InOverflow || row.InOverflow
 				self := map[string]Count{}
 				for f, c := range old.self {
 					self[f] = c
@@ -202,9 +204,11 @@ func (d *Diff) measureOf(r *Report, row *Row, cpu time.Duration) float64 {
 	return ratio(float64(cpu), float64(r.K6.CPU))
 }
 
-// comparable tells whether both sides of dr can be compared.
+// comparable tells whether both sides of dr can be compared: neither is
+// InOverflow, and both have exposure.
 func (d *Diff) comparable(dr *DiffRow) bool {
-	return dr.Before != nil && dr.After != nil && d.exposure(d.Before, dr.Before) > 0 && d.exposure(d.After, dr.After) > 0
+	return dr.Before != nil && dr.After != nil && !dr.Before.InOverflow && !dr.After.InOverflow &&
+		d.exposure(d.Before, dr.Before) > 0 && d.exposure(d.After, dr.After) > 0
 }
 
 // logRatio returns the log of after/before rate of dr and its variance.
@@ -334,6 +338,10 @@ func (d *Diff) test(weights map[int]float64, extra float64) {
 			continue
 		case dr.After == nil:
 			dr.Verdict = OnlyBefore
+			continue
+		}
+		if dr.Before.InOverflow || dr.After.InOverflow {
+			dr.Verdict, dr.BeforeValue, dr.AfterValue = InOverflow, math.NaN(), math.NaN()
 			continue
 		}
 		dr.BeforeValue = d.measureOf(d.Before, dr.Before, dr.Before.CPU)

@@ -50,7 +50,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 				continue
 			}
 			cells := []string{dr.Key}
-			if dr.Before != nil && dr.After != nil {
+			if dr.Before != nil && dr.After != nil && dr.Verdict != InOverflow {
 				cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), signedPct(dr.Raw), signedPct(dr.Normalized))
 			} else {
 				cells = append(cells, "", "", "", "")
@@ -141,7 +141,7 @@ type (
 		High          *float64         `json:"normalized_change_high,omitempty"` // its upper end
 		P             float64          `json:"p_value"`                          // two-sided p-value of no change; 1 if untested
 		Beyond        bool             `json:"beyond_noise"`                     // rejected by Holm's procedure at alpha
-		Verdict       string           `json:"verdict"`                          // worse, better, same, few samples, reference, only before, only after
+		Verdict       string           `json:"verdict"`                          // worse, better, same, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
 	}
 	// jsonFuncChange is a function's self CPU per request (or share) in

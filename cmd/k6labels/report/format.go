@@ -141,9 +141,12 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		for _, row := range r.RowsBy(g) {
 			cells := []string{row.Key(), secs(row.CPU), pct(row.OfAll), pct(row.OfK6)}
 			if r.HasRequests {
-				if row.Requests > 0 {
+				switch {
+				case row.InOverflow:
+					cells = append(cells, fmt.Sprint(row.Requests), "in "+Overflow+"?", "")
+				case row.Requests > 0:
 					cells = append(cells, fmt.Sprint(row.Requests), ms(row.PerRequest.Est), ms(row.PerRequest.Low)+"–"+ms(row.PerRequest.High))
-				} else {
+				default:
 					cells = append(cells, "0", "", "")
 				}
 			}
@@ -247,6 +250,7 @@ type (
 		CPUPerRequestMs *float64   `json:"cpu_per_request_ms,omitempty"`      // cpu_seconds / requests, in ms; absent with 0 requests
 		LowMs           *float64   `json:"cpu_per_request_ms_low,omitempty"`  // lower end of its interval
 		HighMs          *float64   `json:"cpu_per_request_ms_high,omitempty"` // upper end of its interval
+		InOverflow      bool       `json:"possibly_in_overflow,omitempty"`    // k6_name has no label of its own and _overflow has CPU: no per-request figure
 		Top             []jsonFunc `json:"top,omitempty"`                     // functions by self CPU (scenario rows; every row with --top-every-row)
 	}
 	// jsonFunc is a function's self CPU in a row.
@@ -280,11 +284,11 @@ func (r *Report) jsonReport() jsonReport {
 	}
 	for _, row := range r.Rows {
 		jr := jsonRow{By: row.By, Values: row.Values, CPUSeconds: row.CPU.Seconds(), Samples: row.Samples,
-			ShareOfAll: row.OfAll, ShareOfK6: row.OfK6}
+			ShareOfAll: row.OfAll, ShareOfK6: row.OfK6, InOverflow: row.InOverflow}
 		if r.HasRequests {
 			n := row.Requests
 			jr.Requests = &n
-			if n > 0 {
+			if n > 0 && !row.InOverflow {
 				jr.CPUPerRequestMs, jr.LowMs, jr.HighMs = msf(row.PerRequest.Est), msf(row.PerRequest.Low), msf(row.PerRequest.High)
 			}
 		}

@@ -180,8 +180,12 @@ type Row struct {
 	OfK6     float64  // share of the k6-labelled CPU of the run(s) in scope
 	Requests int64    // http_reqs of the row in k6's results; 0 without them
 	// PerRequest is CPU / Requests with its interval; zero without
-	// requests.
+	// requests, and for a row InOverflow.
 	PerRequest Interval
+	// InOverflow tells that the row's k6_name is no label value while
+	// k6_name=_overflow has CPU in the report's scope: the row's CPU may be
+	// there (past the middleware's cap on values), so it has no PerRequest.
+	InOverflow bool
 	Top        []Func // functions by self CPU, most first; may be empty
 
 	self map[string]Count // self CPU by function, for the diff
@@ -386,6 +390,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.opts.Progress != nil && b.done > 0 {
 		fmt.Fprintln(b.opts.Progress)
 	}
+	b.markOverflow()
 	slices.SortStableFunc(b.r.Rows, func(x, y Row) int {
 		return cmp.Or(
 			cmp.Compare(slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, x.By) }),
@@ -393,6 +398,36 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
 	return nil
+}
+
+// markOverflow marks the rows InOverflow, and adds a note, when the
+// k6_name=_overflow rows have CPU: that of the name row, or else the sum of
+// the scenario × name rows.
+func (b *builder) markOverflow() {
+	var cpu time.Duration
+	for _, g := range []Grouping{ByName, ByScenarioName} {
+		for _, row := range b.r.RowsBy(g) {
+			if row.Values[len(g)-1] == Overflow {
+				cpu += row.CPU
+			}
+		}
+		if cpu > 0 {
+			break
+		}
+	}
+	if cpu == 0 {
+		return
+	}
+	for i := range b.r.Rows {
+		row := &b.r.Rows[i]
+		if n := slices.Index(row.By, LabelName); n >= 0 && !b.labelled(ByName, row.Values[n:n+1]) {
+			row.InOverflow, row.PerRequest = true, Interval{}
+		}
+	}
+	b.r.Notes = append(b.r.Notes, fmt.Sprintf("k6_name=%s holds %s of CPU: names past the middleware's cap on values per label "+
+		"(WithMaxValuesPerLabel, 1000 by default) are labelled %s, so rows of k6 names without a label of their own "+
+		"show no CPU per request (marked \"in %s?\"); raise the cap, or name requests in k6 with tags.name "+
+		"(or by route with WithRoutePattern) so that fewer names need one", Overflow, secs(cpu), Overflow, Overflow))
 }
 
 // checkNames lists k6 names without a label and fails when none has one.
@@ -469,6 +504,10 @@ func (b *builder) tuples(g Grouping) [][]string {
 	}
 	return out
 }
+
+// Overflow is the k6_name value the middleware gives new names past its cap
+// on values per label (WithMaxValuesPerLabel).
+const Overflow = "_overflow"
 
 // maxRowQueries bounds the row profiles one report fetches: with Pyroscope
 // each is a query, one after another.
