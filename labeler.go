@@ -343,20 +343,32 @@ func hasLabels(ctx context.Context) bool {
 // context of its label set instead of allocating a merged label map for every
 // request: pprof finds its labels through Value, like any other lookup.
 type labelledContext struct {
-	context.Context                 // the parent
-	set             *labelSet       // the k6 labels and members
-	labels          context.Context // holds the pprof labels: set.ctx, unless merged
-	merged          bool            // labels merges the parent's own labels with the set's
+	context.Context           // the parent, or a mergedContext over it
+	set             *labelSet // the k6 labels and members
+	merged          bool      // Context holds the labels, merged with the parent's own
+}
+
+// mergedContext is a parent whose pprof labels are answered from labels.
+type mergedContext struct {
+	context.Context
+	labels context.Context
+}
+
+func (c *mergedContext) Value(key any) any {
+	if v := c.labels.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
 }
 
 // init makes c the labelled context of parent with the labels of s; merge
 // says that parent has pprof labels of its own.
 func (c *labelledContext) init(parent context.Context, s *labelSet, merge bool) {
-	c.Context, c.set, c.labels = parent, s, s.ctx
+	c.Context, c.set = parent, s
 	if merge {
 		// Rare: merge with the parent's labels, which costs allocations.
 		if m := mergedLabels(parent, s); m != nil {
-			c.labels, c.merged = m, true
+			c.Context, c.merged = &mergedContext{parent, m}, true
 		}
 	}
 }
@@ -398,8 +410,10 @@ func (c *labelledContext) Value(key any) any {
 	if _, ok := key.(setKey); ok {
 		return c.set
 	}
-	if v := c.labels.Value(key); v != nil {
-		return v
+	if !c.merged {
+		if v := c.set.ctx.Value(key); v != nil {
+			return v
+		}
 	}
 	return c.Context.Value(key)
 }
