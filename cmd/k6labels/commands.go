@@ -323,7 +323,7 @@ go tool pprof command of the worst row's diff flame graph.
 		if regs := d.Regressions(threshold); len(regs) > 0 {
 			var keys []string
 			for _, r := range regs {
-				keys = append(keys, fmt.Sprintf("%s=%s %+.1f%%", strings.Join(r.By, ","), r.Key, 100*r.Normalized))
+				keys = append(keys, fmt.Sprintf("%s=%s %s", strings.Join(r.By, ","), r.Key, report.Change(r.Normalized)))
 			}
 			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise: %s", errRegression, failAbove, strings.Join(keys, "; "))
 		}

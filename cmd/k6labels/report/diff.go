@@ -60,12 +60,14 @@ type DiffRow struct {
 	// BeforeValue and AfterValue are the compared measure: CPU per
 	// request in ms, or the share of k6-labelled CPU.
 	BeforeValue, AfterValue float64
-	Raw, Normalized         float64 // change, after/before − 1; NaN if not comparable
-	Low, High               float64 // 95% interval of Normalized (not adjusted for the family)
-	P                       float64 // two-sided p-value of "no change" (1 if untested)
-	Beyond                  bool    // rejected by Holm's procedure at Alpha
-	Verdict                 string  // worse, better, same, few samples, in _overflow?, reference, only before, only after
-	Grew                    []FuncChange
+	// Raw and Normalized are the change, after/before − 1: +Inf for a row
+	// that burned no CPU before and some after, NaN if not comparable.
+	Raw, Normalized float64
+	Low, High       float64 // 95% interval of Normalized (not adjusted for the family)
+	P               float64 // two-sided p-value of "no change" (1 if untested)
+	Beyond          bool    // rejected by Holm's procedure at Alpha
+	Verdict         string  // worse, better, same, few samples, in _overflow?, reference, only before, only after
+	Grew            []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.
@@ -350,9 +352,12 @@ func (d *Diff) test(weights map[int]float64, extra float64) {
 			dr.Verdict = FewSamples
 			continue
 		}
-		if dr.BeforeValue > 0 {
+		switch {
+		case dr.BeforeValue > 0:
 			dr.Raw = dr.AfterValue/dr.BeforeValue - 1
 			dr.Normalized = (1+dr.Raw)/d.Speed - 1
+		case dr.AfterValue > 0:
+			dr.Raw, dr.Normalized = math.Inf(1), math.Inf(1)
 		}
 		l, v := d.logRatio(dr)
 		l -= logS
@@ -436,11 +441,12 @@ func (d *Diff) grew(n int) {
 }
 
 // Regressions returns the rows that got worse beyond noise by more than
-// threshold (0.10 for 10%), normalized: what --fail-above gates on.
+// threshold (0.10 for 10%), normalized: what --fail-above gates on. A worse
+// row without a finite change (no CPU before) is above any threshold.
 func (d *Diff) Regressions(threshold float64) []DiffRow {
 	var out []DiffRow
 	for _, dr := range d.Rows {
-		if dr.Verdict == Worse && dr.Normalized > threshold {
+		if dr.Verdict == Worse && !(dr.Normalized <= threshold) {
 			out = append(out, dr)
 		}
 	}
@@ -469,9 +475,14 @@ func (d *Diff) Worst() *DiffRow {
 	return best
 }
 
-func signedPct(f float64) string {
-	if math.IsNaN(f) {
+// Change formats a change as the output shows it: "+30.0%", "from 0" for
+// +Inf (no CPU before), "" for NaN.
+func Change(f float64) string {
+	switch {
+	case math.IsNaN(f):
 		return ""
+	case math.IsInf(f, 1):
+		return "from 0"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*f)
 }

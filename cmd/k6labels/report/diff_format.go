@@ -32,7 +32,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 	default:
 		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
-			signedPct(d.Speed-1), describeNormalize(d.Normalize))
+			Change(d.Speed-1), describeNormalize(d.Normalize))
 	}
 	itemf(w, f, "Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
 		100*d.Alpha, d.Tested)
@@ -51,13 +51,13 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 			}
 			cells := []string{dr.Key}
 			if dr.Before != nil && dr.After != nil && dr.Verdict != InOverflow {
-				cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), signedPct(dr.Raw), signedPct(dr.Normalized))
+				cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), Change(dr.Raw), Change(dr.Normalized))
 			} else {
 				cells = append(cells, "", "", "", "")
 			}
 			interval := ""
 			if !math.IsNaN(dr.Low) {
-				interval = signedPct(dr.Low) + " … " + signedPct(dr.High)
+				interval = Change(dr.Low) + " … " + Change(dr.High)
 			}
 			t.add(append(cells, interval, dr.Verdict)...)
 		}
@@ -72,7 +72,11 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 			heading(w, f, 3, "Rows that got costlier, and the functions whose self CPU per request grew most")
 			worse = true
 		}
-		fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, signedPct(dr.Normalized), signedPct(dr.Raw))
+		if math.IsInf(dr.Normalized, 1) {
+			fmt.Fprintf(w, "%s=%s: no CPU before, %s %s after: above any --fail-above\n", strings.Join(dr.By, ","), dr.Key, d.value(dr.AfterValue), d.measure())
+		} else {
+			fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Raw))
+		}
 		if f == Markdown {
 			fmt.Fprintln(w)
 		}
