@@ -20,6 +20,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/k6labels/k6labels"
@@ -32,11 +33,15 @@ type Key struct {
 	Name     string
 }
 
-// Results are the http_reqs counts of one k6 run.
+// Results are the http_reqs counts of one k6 run's scenarios.
 type Results struct {
 	Format   string        // "json" or "csv"
 	Requests map[Key]int64 // http_reqs per scenario and normalized name
-	Total    int64         // all http_reqs
+	Total    int64         // all http_reqs counted in Requests
+	// LeftOut are the http_reqs without a scenario tag or in a ::setup or
+	// ::teardown group: k6's helper does not label them, so their CPU is
+	// in no k6 row; they are in neither Requests, Total, Start nor End.
+	LeftOut int64
 	// Start and End are the times of the first and last http_reqs point:
 	// to the nanosecond for json, to the second for csv (k6 writes whole
 	// seconds there).
@@ -107,6 +112,10 @@ func Read(r io.Reader) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res.Total == 0 && res.LeftOut > 0 {
+		return nil, fmt.Errorf("%w in a scenario: all %d http_reqs points have no scenario tag or were made in setup() or teardown(); if k6 ran with --system-tags, include scenario and group",
+			ErrNoHTTPReqs, res.LeftOut)
+	}
 	if res.Total == 0 {
 		return nil, fmt.Errorf("%w among %d points: did the run send HTTP requests (k6/http), and is this its --out json or --out csv file?",
 			ErrNoHTTPReqs, res.Points)
@@ -114,9 +123,15 @@ func Read(r io.Reader) (*Results, error) {
 	return res, nil
 }
 
-func (res *Results) add(scenario, name string, value float64, t time.Time) {
+// add counts value http_reqs of a point; see [Results.LeftOut] for those
+// it leaves out.
+func (res *Results) add(scenario, group, name string, value float64, t time.Time) {
 	n := int64(math.Round(value))
 	if n <= 0 {
+		return
+	}
+	if scenario == "" || inGroup(group, "::setup") || inGroup(group, "::teardown") {
+		res.LeftOut += n
 		return
 	}
 	res.Requests[Key{scenario, Name(name)}] += n
@@ -129,6 +144,11 @@ func (res *Results) add(scenario, name string, value float64, t time.Time) {
 	}
 }
 
+// inGroup tells whether k6's group tag is group or a group nested in it.
+func inGroup(tag, group string) bool {
+	return tag == group || strings.HasPrefix(tag, group+"::")
+}
+
 // jsonPoint is the part of a k6 json line that is read.
 type jsonPoint struct {
 	Type   string `json:"type"`
@@ -138,6 +158,7 @@ type jsonPoint struct {
 		Value float64   `json:"value"`
 		Tags  struct {
 			Scenario string `json:"scenario"`
+			Group    string `json:"group"`
 			Name     string `json:"name"`
 		} `json:"tags"`
 	} `json:"data"`
@@ -165,7 +186,7 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
-					res.add(p.Data.Tags.Scenario, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
+					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
 				}
 			}
 		}
@@ -231,8 +252,12 @@ func (res *Results) readCSV(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
 		}
+		group := ""
+		if i, ok := col["group"]; ok && i < len(rec) {
+			group = rec[i]
+		}
 		sec, frac := math.Modf(ts)
-		res.add(rec[col["scenario"]], rec[col["name"]], v, time.Unix(int64(sec), int64(frac*1e9)).UTC())
+		res.add(rec[col["scenario"]], group, rec[col["name"]], v, time.Unix(int64(sec), int64(frac*1e9)).UTC())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -131,5 +132,43 @@ func TestLongLine(t *testing.T) {
 	in := `{"metric":"x","pad":"` + strings.Repeat("a", 17<<20) + `"}`
 	if _, err := k6results.Read(strings.NewReader(in)); !errors.Is(err, k6results.ErrFormat) || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("17 MB line: %v", err)
+	}
+}
+
+// TestSetupTeardownLeftOut: http_reqs of setup() and teardown() (group
+// ::setup or ::teardown, nested groups too, no scenario tag) are left out
+// of the counts and the time range, in json and csv, and counted in LeftOut.
+func TestSetupTeardownLeftOut(t *testing.T) {
+	const point = `{"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:%02dZ","value":1,"tags":{"group":%q,"name":"http://h:1/login"%s}}}` + "\n"
+	const csvHead = "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n"
+	const row = "http_reqs,%d,1.000000,,,,true,%s,POST,http://h:1/login,HTTP/1.1,%s,,200,,,http://h:1/login,,\n"
+	var js, cs strings.Builder
+	cs.WriteString(csvHead)
+	for i, p := range []struct{ group, scenario string }{
+		{"::setup", ""}, {"::setup::login", ""}, {"", "s"}, {"::checkout", "s"}, {"::teardown", ""}, {"", ""},
+	} {
+		tag := ""
+		if p.scenario != "" {
+			tag = `,"scenario":"` + p.scenario + `"`
+		}
+		fmt.Fprintf(&js, point, 10*i, p.group, tag)
+		fmt.Fprintf(&cs, row, 1767225600+10*i, p.group, p.scenario)
+	}
+	for format, in := range map[string]string{"json": js.String(), "csv": cs.String()} {
+		res, err := k6results.Read(strings.NewReader(in))
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		want := map[k6results.Key]int64{{Scenario: "s", Name: "http://h:1/login"}: 2}
+		if !maps.Equal(res.Requests, want) || res.Total != 2 || res.LeftOut != 4 {
+			t.Errorf("%s: counts %v, total %d, left out %d; want %v, 2, 4", format, res.Requests, res.Total, res.LeftOut, want)
+		}
+		if res.Start.Second() != 20 || res.End.Second() != 30 {
+			t.Errorf("%s: range %s – %s, want :20 – :30 (the scenario's requests)", format, res.Start, res.End)
+		}
+	}
+	setupOnly := fmt.Sprintf(point, 1, "::setup", "")
+	if _, err := k6results.Read(strings.NewReader(setupOnly)); !errors.Is(err, k6results.ErrNoHTTPReqs) || !strings.Contains(err.Error(), "setup() or teardown()") {
+		t.Errorf("setup() requests only: %v", err)
 	}
 }
