@@ -43,8 +43,8 @@ type Results struct {
 	// in no k6 row; they are in neither Requests, Total, Start nor End.
 	LeftOut int64
 	// Start and End are the times of the first and last http_reqs point:
-	// to the nanosecond for json, to the second for csv (k6 writes whole
-	// seconds there).
+	// to the nanosecond for json, to the precision of the csv's time format
+	// for csv (whole seconds with k6's default, unix).
 	Start, End time.Time
 	Points     int64 // points of any metric read (json Point lines, csv rows)
 }
@@ -244,9 +244,9 @@ func (res *Results) readCSV(r io.Reader) error {
 		if len(rec) <= last || rec[col["metric_name"]] != "http_reqs" {
 			continue
 		}
-		ts, err := strconv.ParseFloat(rec[col["timestamp"]], 64)
+		ts, err := csvTime(rec[col["timestamp"]])
 		if err != nil {
-			return fmt.Errorf("%w: csv row %d: timestamp %q", ErrFormat, res.Points, rec[col["timestamp"]])
+			return fmt.Errorf("%w: csv row %d: %v", ErrFormat, res.Points, err)
 		}
 		v, err := strconv.ParseFloat(rec[col["metric_value"]], 64)
 		if err != nil {
@@ -256,9 +256,42 @@ func (res *Results) readCSV(r io.Reader) error {
 		if i, ok := col["group"]; ok && i < len(rec) {
 			group = rec[i]
 		}
-		sec, frac := math.Modf(ts)
-		res.add(rec[col["scenario"]], group, rec[col["name"]], v, time.Unix(int64(sec), int64(frac*1e9)).UTC())
+		res.add(rec[col["scenario"]], group, rec[col["name"]], v, ts)
 	}
+}
+
+// The times a csv timestamp may read as: k6 results from 2000 to 2100.
+var (
+	csvFirst = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	csvLast  = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// csvTime reads a k6 csv timestamp in any of its time formats
+// (K6_CSV_TIME_FORMAT): RFC 3339, or a unix time in seconds, milli-, micro-
+// or nanoseconds, told by which unit puts it between 2000 and 2100.
+func csvTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		if t.Before(csvFirst) || !t.Before(csvLast) {
+			return time.Time{}, fmt.Errorf("timestamp %q is not between 2000 and 2100: is this a k6 run's csv?", s)
+		}
+		return t.UTC(), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("timestamp %q is neither a number nor RFC 3339 (K6_CSV_TIME_FORMAT unix, unix_milli, unix_micro, unix_nano, rfc3339 or rfc3339_nano)", s)
+	}
+	for _, perSec := range []int64{1, 1e3, 1e6, 1e9} {
+		sec := f / float64(perSec)
+		if sec < float64(csvFirst.Unix()) || sec >= float64(csvLast.Unix()) {
+			continue
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return time.Unix(n/perSec, n%perSec*(1e9/perSec)).UTC(), nil // exact
+		}
+		whole, frac := math.Modf(sec)
+		return time.Unix(int64(whole), int64(frac*1e9)).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("timestamp %q is no unix time between 2000 and 2100 in seconds, milli-, micro- or nanoseconds: is this a k6 run's csv?", s)
 }
 
 // Keys returns the keys of res.Requests, sorted by scenario, then name.
