@@ -79,6 +79,9 @@ func TestErrorMessages(t *testing.T) {
 		named.WriteString(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"` + n + `","scenario":"rush_hour"}}}` + "\n")
 	}
 	otherNames := writeGz(t, dir, "named.json.gz", named.String())
+	setupOnly := writeGz(t, dir, "setup.json.gz",
+		`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:50Z","value":1,"tags":{"group":"::setup","name":"http://h:1/login"}}}`+"\n")
+	badTime := writeGz(t, dir, "time.csv.gz", "metric_name,timestamp,metric_value,group,name,scenario\nhttp_reqs,42,1,,http://h:1/car,s\n")
 	// A few requests of each of the fx4 run's routes, for the cases that
 	// need k6 results but not the whole run.
 	var few strings.Builder
@@ -122,6 +125,10 @@ func TestErrorMessages(t *testing.T) {
 		// k6 results without http_reqs; not k6 results.
 		{"no http_reqs", []string{"report", "--k6", noReqs, cpu}, exitError,
 			[]string{"vus.json.gz", "no http_reqs points among 1 points", "did the run send HTTP requests (k6/http), and is this its --out json or --out csv file?"}},
+		{"setup() only", []string{"report", "--k6", setupOnly, cpu}, exitError,
+			[]string{"no http_reqs points in a scenario: all 1 http_reqs points have no scenario tag or were made in setup() or teardown()", "--system-tags"}},
+		{"csv time", []string{"report", "--k6", badTime, cpu}, exitError,
+			[]string{"time.csv.gz", `csv row 1: timestamp "42" is no unix time between 2000 and 2100`}},
 		{"k6 is a profile", []string{"report", "--k6", cpu, cpu}, exitError,
 			[]string{"not k6 results", "want the output of k6 run --out json=FILE or --out csv=FILE"}},
 		// Names in k6's results that match no label.
