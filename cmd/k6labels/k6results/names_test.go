@@ -25,6 +25,8 @@ func TestNamesAsTheMiddleware(t *testing.T) {
 		"http://127.0.0.1:18080/a%20b?x=%zz",                           // percent-encoding, a broken escape
 		"order bike",                                                   // a tags.name, sent as is, space included
 		"http://staging:8080/" + strings.Repeat("x", 3000) + "?page=2", // longer than a label value may be
+		"cart, step 2",                                                 // sent unencoded: "," ends the value (the next member)
+		"http://127.0.0.1:18080/car;jsessionid=A1B2?vehicle_id=7",      // ";" starts a property
 	}
 	got := make(chan string, 1)
 	srv := httptest.NewServer(k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
