@@ -127,10 +127,18 @@ func keepRoute(r, r2 *http.Request) {
 	if r2.Pattern == r.Pattern {
 		return
 	}
+	// The mux replaces the pattern it routed by: the wildcards of r's
+	// pattern read "" afterwards, unless the new one has them too.
+	wildcards(r.Pattern, func(name string) { r.SetPathValue(name, "") })
+	wildcards(r2.Pattern, func(name string) { r.SetPathValue(name, r2.PathValue(name)) })
 	r.Pattern = r2.Pattern
-	// pattern = [METHOD ' '] [HOST] '/' [PATH]; a wildcard segment is
-	// "{NAME}" or "{NAME...}", and "{$}" matches the end of the path.
-	for rest := r2.Pattern; ; {
+}
+
+// wildcards calls f with the name of each wildcard of a ServeMux pattern:
+// pattern = [METHOD ' '] [HOST] '/' [PATH], where a wildcard segment is
+// "{NAME}" or "{NAME...}", and "{$}" matches the end of the path.
+func wildcards(pattern string, f func(name string)) {
+	for rest := pattern; ; {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
 			return
@@ -141,7 +149,7 @@ func keepRoute(r, r2 *http.Request) {
 			return
 		}
 		if name := strings.TrimSuffix(rest[:j], "..."); name != "$" {
-			r.SetPathValue(name, r2.PathValue(name))
+			f(name)
 		}
 		rest = rest[j+1:]
 	}

@@ -86,7 +86,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			set, dropped = reg.set(cfg.key, list.l[:list.n])
 		}
 		if set == nil {
-			reg.count(false, skipped+dropped, 0, truncated)
+			reg.countUnlabelled(ctx, skipped+dropped, truncated)
 			return nil, parent
 		}
 		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
@@ -109,7 +109,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			var dropped int
 			s, dropped = reg.rename(s, rename(name), cfg.maxValueBytes)
 			if skipped += dropped; s == nil {
-				reg.count(false, skipped, 0, e.truncated)
+				reg.countUnlabelled(ctx, skipped, e.truncated)
 				return nil, parent
 			}
 		}

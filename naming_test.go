@@ -199,3 +199,21 @@ func TestLabelValueMatchesHeader(t *testing.T) {
 		}
 	}
 }
+
+// A request an outer handler labelled is counted once, also when an inner
+// handler's naming hook leaves it no label.
+func TestStatsCountOnceWhenInnerHookDropsAll(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(0)
+	inner := NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		WithRegistry(reg), WithNameFormatter(func(*http.Request, string) string { return "" }))
+	outer := NewHandler(inner, WithRegistry(reg))
+	r := httptest.NewRequest("GET", "/", nil)
+	// One malformed member, cut at MaxBaggageBytes.
+	r.Header.Set("Baggage", "k6.name=n,broken,"+strings.Repeat("x", MaxBaggageBytes))
+	outer.ServeHTTP(httptest.NewRecorder(), r)
+	want := Counters{Labelled: 1, Skipped: 1, Truncated: 1}
+	if got := reg.Stats(); got != want {
+		t.Errorf("1 labelled request through 2 handlers: Stats() = %+v, want %+v", got, want)
+	}
+}

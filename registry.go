@@ -1,6 +1,7 @@
 package k6labels
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -477,6 +478,14 @@ func (r *Registry) count(labelled bool, skipped, overflowed int, truncated bool)
 	}
 	if truncated {
 		st.truncated.Add(1)
+	}
+}
+
+// countUnlabelled counts a request that gets no labels here, unless a
+// handler before labelled it, and so counted it.
+func (r *Registry) countUnlabelled(ctx context.Context, skipped int, truncated bool) {
+	if (skipped > 0 || truncated) && setFrom(ctx) == nil {
+		r.count(false, skipped, 0, truncated)
 	}
 }
 

@@ -318,3 +318,27 @@ func TestOuterMiddlewareSeesRoute(t *testing.T) {
 		}
 	}
 }
+
+// Middleware around an outer ServeMux, which hands the request to the
+// handler around an inner one, sees the same route and path values with k6
+// baggage as without: the outer mux's wildcards read "" afterwards.
+func TestNestedMuxesRoute(t *testing.T) {
+	t.Parallel()
+	inner := http.NewServeMux()
+	inner.HandleFunc("GET /shop/{shop}/item/{id}", func(http.ResponseWriter, *http.Request) {})
+	outer := http.NewServeMux()
+	outer.Handle("/{tenant}/", NewHandler(inner, WithRegistry(NewRegistry(0))))
+	type seen struct{ pattern, tenant, shop, id string }
+	var got [2]seen
+	for i, baggage := range []string{"", "k6.scenario=s,k6.name=n"} {
+		r := httptest.NewRequest("GET", "/shop/7/item/9", nil)
+		if baggage != "" {
+			r.Header.Set("Baggage", baggage)
+		}
+		outer.ServeHTTP(httptest.NewRecorder(), r)
+		got[i] = seen{r.Pattern, r.PathValue("tenant"), r.PathValue("shop"), r.PathValue("id")}
+	}
+	if got[0] != got[1] {
+		t.Errorf("middleware around saw %+v without baggage, %+v with", got[0], got[1])
+	}
+}

@@ -55,7 +55,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // MergeBaggageHeader merges the baggage members add into h's baggage header
-// with [MergeBaggage], in place, leaving one "Baggage" line. Lines under a
+// with [MergeBaggage], in place, leaving one "Baggage" line, or none if no
+// valid member is left. Lines under a
 // key in another case ("baggage", set by map assignment, which Go sends as
 // it is) count too, and are removed: otherwise the next service would see
 // two values for a key. h must not be nil.
@@ -67,7 +68,11 @@ func MergeBaggageHeader(h http.Header, add string) {
 			delete(h, k)
 		}
 	}
-	h["Baggage"] = []string{MergeBaggage(lines, add)}
+	if m := MergeBaggage(lines, add); m != "" {
+		h["Baggage"] = []string{m}
+	} else {
+		delete(h, "Baggage") // an empty line is not valid baggage
+	}
 }
 
 // CloseIdleConnections closes the idle connections of the wrapped transport,

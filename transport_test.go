@@ -330,3 +330,15 @@ func ExampleMergeBaggageHeader() {
 	fmt.Println(h)
 	// Output: map[Baggage:[tenant=acme,k6.test_run_id=123,k6.name=GetBike]]
 }
+
+// With nothing valid to merge, MergeBaggageHeader leaves no empty line: an
+// empty baggage header is not valid baggage.
+func TestMergeBaggageHeaderNothingToMerge(t *testing.T) {
+	for _, add := range []string{"", "bad key=1", `k="q"`} {
+		h := http.Header{"baggage": {"also bad"}}
+		k6labels.MergeBaggageHeader(h, add)
+		if len(h) != 0 {
+			t.Errorf("MergeBaggageHeader(%q) left header %q, want none", add, h)
+		}
+	}
+}
