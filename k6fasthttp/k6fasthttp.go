@@ -6,7 +6,6 @@
 package k6fasthttp
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"sync"
@@ -60,7 +59,15 @@ func Serve(l *k6labels.Labeler, ctx *fasthttp.RequestCtx, next fasthttp.RequestH
 func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, ok bool) {
 	h := &ctx.Request.Header
 	raw := h.PeekAll("Baggage")
-	if len(raw) == 0 && !hasBaggage(h) {
+	if len(raw) == 0 {
+		// With DisableHeaderNamesNormalizing (Fiber's
+		// DisableHeaderNormalizing), keys stay as sent and PeekAll matches
+		// them exactly; a proxy that lowercases them, as every HTTP/2 hop
+		// does, sends "baggage". (Header.All would find any case, but parses
+		// the cookies of every request.)
+		raw = h.PeekAll("baggage")
+	}
+	if len(raw) == 0 {
 		return ctx, false
 	}
 	// The lines are only read during the call, and the Labeler copies all
@@ -68,16 +75,8 @@ func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, o
 	// comes from a pool because the compiler moves a local one to the heap.
 	buf := linePool.Get().(*[maxLines]string)
 	lines := buf[:0]
-	view := func(b []byte) { lines = append(lines, unsafe.String(unsafe.SliceData(b), len(b))) }
 	for _, b := range raw[:min(len(raw), maxLines)] {
-		view(b)
-	}
-	if len(raw) == 0 {
-		for k, v := range h.All() {
-			if len(lines) < maxLines && isBaggage(k) {
-				view(v)
-			}
-		}
+		lines = append(lines, unsafe.String(unsafe.SliceData(b), len(b)))
 	}
 	lctx, ok := l.Labels(ctx, lines)
 	clear(lines) // drop the views of the header buffer
@@ -87,25 +86,6 @@ func Labels(l *k6labels.Labeler, ctx *fasthttp.RequestCtx) (_ context.Context, o
 	}
 	ctx.SetUserValue(contextKey{}, lctx)
 	return lctx, true
-}
-
-// hasBaggage reports whether h has a baggage line under a key that PeekAll
-// does not match: with DisableHeaderNamesNormalizing (Fiber's
-// DisableHeaderNormalizing), keys stay as sent, and a proxy that lowercases
-// them, as every HTTP/2 hop does, sends "baggage".
-func hasBaggage(h *fasthttp.RequestHeader) bool {
-	for k := range h.All() {
-		if isBaggage(k) {
-			return true
-		}
-	}
-	return false
-}
-
-var baggageKey = []byte("baggage")
-
-func isBaggage(key []byte) bool {
-	return bytes.EqualFold(key, baggageKey)
 }
 
 // Hijack is ctx.Hijack(handler) with the request's k6 labels (see [Context])
