@@ -1,7 +1,13 @@
 package report_test
 
 import (
+	"strings"
+	"testing"
+
 	"github.com/google/pprof/profile"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // sample is n 10 ms samples in function fn (main.work if empty) carrying
@@ -46,4 +52,24 @@ func buildProfile(samples ...sample) *profile.Profile {
 		p.Sample = append(p.Sample, smp)
 	}
 	return p
+}
+
+// readK6 reads k6 json results, failing the test on an error.
+func readK6(t testing.TB, json string) *k6results.Results {
+	t.Helper()
+	k, err := k6results.Read(strings.NewReader(json))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// newReport is report.New with k6 results k, failing the test on an error.
+func newReport(t testing.TB, src report.Source, k *k6results.Results) *report.Report {
+	t.Helper()
+	r, err := report.New(t.Context(), src, report.Options{K6: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

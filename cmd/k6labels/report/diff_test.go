@@ -20,10 +20,7 @@ func k6JSON(t *testing.T, perName map[string]int) *k6results.Results {
 			fmt.Fprintf(&b, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":%q,"scenario":"s"}}}`+"\n", name)
 		}
 	}
-	k, err := k6results.Read(strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := readK6(t, b.String())
 	return k
 }
 
@@ -45,10 +42,7 @@ func TestDiffFailAboveFromZero(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := report.New(t.Context(), src, report.Options{K6: k})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newReport(t, src, k)
 		return r
 	}
 	d, err := report.NewDiff(mk(0), mk(100), report.DiffOptions{Normalize: "none"})

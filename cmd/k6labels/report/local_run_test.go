@@ -26,10 +26,7 @@ func localK6(t *testing.T, n int, names ...string) *k6results.Results {
 			fmt.Fprintf(&b, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":%q,"scenario":"default"}}}`+"\n", name+"?id=1")
 		}
 	}
-	k, err := k6results.Read(strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := readK6(t, b.String())
 	return k
 }
 
@@ -37,11 +34,11 @@ func localK6(t *testing.T, n int, names ...string) *k6results.Results {
 // k6_test_run_id (k6 sent k6.test_run_id=undefined); /car costs car
 // samples, /bike 100, a k6_name without scenario 10, the runtime 20.
 func localProfile(car int64) *report.ProfileSource {
-	src, err := report.NewProfileSource("local.pb.gz", synthProfile(
-		synthSample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: car},
-		synthSample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/bike"}, n: 100},
-		synthSample{labels: map[string]string{"k6_name": "http://h:1/bike"}, n: 10, fn: "main.nameOnly"},
-		synthSample{n: 20, fn: "runtime.gcBgMarkWorker"},
+	src, err := report.NewProfileSource("local.pb.gz", buildProfile(
+		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: car},
+		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/bike"}, n: 100},
+		sample{labels: map[string]string{"k6_name": "http://h:1/bike"}, n: 10, fn: "main.nameOnly"},
+		sample{n: 20, fn: "runtime.gcBgMarkWorker"},
 	))
 	if err != nil {
 		panic(err)
@@ -93,9 +90,9 @@ func TestLocalRunReport(t *testing.T) {
 // TestLocalRunBesideNamedRun: with a named run in the same profile, the
 // local run is one of the runs to pick with --run-id.
 func TestLocalRunBesideNamedRun(t *testing.T) {
-	src, err := report.NewProfileSource("both.pb.gz", synthProfile(
-		synthSample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 300},
-		synthSample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 500},
+	src, err := report.NewProfileSource("both.pb.gz", buildProfile(
+		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 300},
+		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 500},
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +150,7 @@ func TestLocalRunDiff(t *testing.T) {
 // profile leaves out the unlabelled samples.
 func TestPyroscopeLocalRun(t *testing.T) {
 	prof := func(n int64) []byte {
-		p := synthProfile(synthSample{n: n})
+		p := buildProfile(sample{n: n})
 		p.SampleType = p.SampleType[1:] // Pyroscope's merged profiles: cpu only
 		for _, s := range p.Sample {
 			s.Value = s.Value[1:]

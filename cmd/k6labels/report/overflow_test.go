@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -18,9 +17,9 @@ import (
 // samples (k6_name=_overflow) are given; 100 requests each.
 func overflowReport(t *testing.T, overflow int64) *report.Report {
 	t.Helper()
-	p := synthProfile(
-		synthSample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "http://h:1/users/0"}, n: 100},
-		synthSample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "_overflow"}, n: overflow},
+	p := buildProfile(
+		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "http://h:1/users/0"}, n: 100},
+		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "_overflow"}, n: overflow},
 	)
 	src, err := report.NewProfileSource("cpu.pb.gz", p)
 	if err != nil {
@@ -32,14 +31,8 @@ func overflowReport(t *testing.T, overflow int64) *report.Report {
 			fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"http://h:1/users/%d","scenario":"s"}}}`+"\n", i)
 		}
 	}
-	k, err := k6results.Read(strings.NewReader(k6.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := readK6(t, k6.String())
+	r := newReport(t, src, k)
 	return r
 }
 

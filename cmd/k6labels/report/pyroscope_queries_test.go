@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -29,7 +28,7 @@ func TestPyroscopeQueriesOnlyLabelledNames(t *testing.T) {
 		vals = append(vals, fmt.Sprintf(`"http://h:1/users/%d"`, i))
 	}
 	nameValues := `{"names":[` + strings.Join(vals, ",") + `]}`
-	p := synthProfile(synthSample{n: 300})
+	p := buildProfile(sample{n: 300})
 	p.SampleType = p.SampleType[1:] // Pyroscope's merged profiles: cpu only
 	for _, s := range p.Sample {
 		s.Value = s.Value[1:]
@@ -65,20 +64,14 @@ func TestPyroscopeQueriesOnlyLabelledNames(t *testing.T) {
 	for i := range names {
 		fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"http://h:1/users/%d","scenario":"s"}}}`+"\n", i)
 	}
-	k, err := k6results.Read(strings.NewReader(k6.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := readK6(t, k6.String())
 	c, err := pyroscope.NewClient(srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 12, 2, 18, 16, 30, 0, time.UTC)
 	src := report.NewPyroscopeSource(c, srv.URL, "svc", end.Add(-time.Hour), end)
-	r, err := report.New(t.Context(), src, report.Options{K6: k})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newReport(t, src, k)
 	if row := r.Row(report.ByName, "http://h:1/users/1500"); row == nil || row.Requests != 1 || row.Samples != 0 {
 		t.Errorf("row of a name without a label value: %+v, want 1 request and no samples", row)
 	}
@@ -92,11 +85,11 @@ func TestPyroscopeQueriesOnlyLabelledNames(t *testing.T) {
 // TestRowQueryCap: a report that would fetch more than 10,000 row profiles
 // fails before fetching, and says how to name requests or drop name rows.
 func TestRowQueryCap(t *testing.T) {
-	var samples []synthSample
+	var samples []sample
 	for i := range 10_001 {
-		samples = append(samples, synthSample{labels: map[string]string{"k6_test_run_id": "r1", "k6_name": fmt.Sprintf("/users/%d", i)}, n: 1})
+		samples = append(samples, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_name": fmt.Sprintf("/users/%d", i)}, n: 1})
 	}
-	src, err := report.NewProfileSource("many.pb.gz", synthProfile(samples...))
+	src, err := report.NewProfileSource("many.pb.gz", buildProfile(samples...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -28,14 +27,8 @@ func TestReportSetupRequests(t *testing.T) {
 	for range 100 {
 		k6.WriteString(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"group":"","method":"POST","name":"http://h:1/login","proto":"HTTP/1.1","scenario":"s","status":"200","url":"http://h:1/login","expected_response":"true"}}}` + "\n")
 	}
-	k, err := k6results.Read(strings.NewReader(k6.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := readK6(t, k6.String())
+	r := newReport(t, src, k)
 	if row := r.Row(report.ByName, "http://h:1/login"); row == nil || row.Requests != 100 {
 		t.Fatalf("k6_name /login: %+v; want the scenario's 100 requests, not the 900 of setup()", row)
 	}
