@@ -66,8 +66,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// net/http removes the multipart files of the request it handed out,
-	// but not when the handler panics.
+	h.serve(w, r)
+}
+
+// serve passes r on as it came. net/http removes the multipart files of the
+// request it handed out, but not when the handler panics.
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	done := false
 	defer func() {
 		if !done {
@@ -107,17 +111,9 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 // serveOnGoroutine serves r, whose context already has the labels, with
 // prof on the goroutine, and puts back what the goroutine had.
 func (h *handler) serveOnGoroutine(w http.ResponseWriter, r *http.Request, prof unsafe.Pointer) {
-	prev := getProfLabel()
-	done := false
-	defer func() {
-		setProfLabel(prev)
-		if !done {
-			removeForm(r)
-		}
-	}()
+	defer setProfLabel(getProfLabel())
 	setProfLabel(prof)
-	h.next.ServeHTTP(w, r)
-	done = true
+	h.serve(w, r)
 }
 
 // keepRoute gives r the pattern and path values that a ServeMux inside h
