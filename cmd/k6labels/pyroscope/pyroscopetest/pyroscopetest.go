@@ -69,9 +69,9 @@ func (x Exchange) MergeSelector() (string, bool) {
 	return "", false
 }
 
-// Fixtures returns the shared fixtures folder (the one holding README.md
-// and pyroscope/), looked for in "shared/fixtures" of the working directory
-// and of each folder above it. It fails the test when there is none.
+// Fixtures returns the recorded fixtures folder (the one holding README.md
+// and pyroscope/), testdata/fixtures of the command's module. It fails the
+// test when there is none.
 func Fixtures(t testing.TB) string {
 	t.Helper()
 	return fixture.Dir(t)
