@@ -7,16 +7,31 @@ MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
 .PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk bench-crafted ci demo-smoke soak \
-	test-gowork-off test-go1.27 release release-check consumer-check
+	test-gowork-off test-go1.27 release release-check consumer-check test-clone proxy
 
-## test: run every module's tests with the race detector.
+# Each module's test binaries get at most TEST_TIMEOUT; all of `make test`
+# takes under 5 minutes on a quiet 2-core machine. The full-size tests are
+# `make soak`'s.
+TEST_TIMEOUT ?= 4m
+
+## test: every module's tests with the race detector: a line per module as it
+## ends (result, seconds), every module even when one fails, then a summary.
 test:
-	@set -e; for d in $(MODULES); do echo "== $$d"; (cd $$d && go test -race -count=1 ./...); done
+	@bash .ci/modtest.sh -race -count=1 -timeout $(TEST_TIMEOUT)
+
+## test-clone: `make test` in a fresh clone of HEAD in an empty temporary
+## folder (nothing beside it), as a user who clones the repository runs it.
+test-clone:
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	git clone --quiet --no-hardlinks "$(CURDIR)" "$$d/k6labels"; \
+	echo "test-clone: make test in a clone of $$(git rev-parse --short HEAD) in $$d/k6labels"; \
+	s=$$(date +%s); rc=0; $(MAKE) --no-print-directory -C "$$d/k6labels" test || rc=$$?; \
+	echo "test-clone: make test took $$(( $$(date +%s) - s ))s"; exit $$rc
 
 ## test-gowork-off: run every module's tests without the workspace, as each
 ## go.mod alone resolves its dependencies (siblings through their replace).
 test-gowork-off:
-	@set -e; for d in $(MODULES); do echo "== GOWORK=off $$d"; (cd $$d && GOWORK=off go test -count=1 ./...); done
+	@GOWORK=off bash .ci/modtest.sh -count=1 -timeout $(TEST_TIMEOUT)
 
 # The other Go release tested; the go command fetches it through the module proxy.
 GO_NEXT := go1.27.3
@@ -25,8 +40,8 @@ NEXT_MODULES := . ./k6grpc
 ## test-go1.27: the root and k6grpc modules' tests (the goroutine-label
 ## restore a new runtime could break) under $(GO_NEXT) as well.
 test-go1.27:
-	@set -e; for d in $(NEXT_MODULES); do echo "== $(GO_NEXT) $$d"; \
-		(cd $$d && GOTOOLCHAIN=$(GO_NEXT) go version && GOTOOLCHAIN=$(GO_NEXT) go test -race -count=1 ./...); done
+	@GOTOOLCHAIN=$(GO_NEXT) go version && \
+		GOTOOLCHAIN=$(GO_NEXT) bash .ci/modtest.sh -m "$(NEXT_MODULES)" -race -count=1 -timeout $(TEST_TIMEOUT)
 
 ## vet: go vet every module.
 vet:
@@ -52,7 +67,7 @@ BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6
 
 ## bench: the root package's benchmarks.
 bench:
-	go test -run '^$$' -bench . -benchmem -count 10 . | tee bench.txt
+	go test -run '^$$' -bench . -benchmem -count 10 -timeout 30m . | tee bench.txt
 
 # Rounds and time per benchmark of bench-compare (docs/performance.md).
 BENCH_ROUNDS ?= 10
@@ -146,6 +161,12 @@ release-check:
 ## file-based module proxy of the working tree, as a user would, and run it.
 consumer-check:
 	go run ./tools/consumercheck $(RELEASE_VERSION)
+
+## proxy: a file-based module proxy of the working tree in PROXY_DIR (default:
+## the user cache folder's k6labels/proxy), every published module at
+## RELEASE_VERSION; prints the GOPROXY, GONOSUMDB, GOFLAGS and GOWORK to use it.
+proxy:
+	@go run ./tools/proxy $(if $(PROXY_DIR),-dir $(PROXY_DIR)) $(RELEASE_VERSION)
 
 ## ci: everything .ci/run checks.
 ci: fmt-check vet lint test test-gowork-off test-go1.27 fuzz demo-smoke release-check consumer-check

@@ -15,11 +15,8 @@
 package main
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,9 +29,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/mod/module"
-	modzip "golang.org/x/mod/zip"
-
+	"github.com/k6labels/k6labels/tools/internal/modproxy"
 	"github.com/k6labels/k6labels/tools/internal/workspace"
 )
 
@@ -132,16 +127,12 @@ func run(version string, keep bool) error {
 	}
 	fmt.Println("consumercheck: GOPROXY=" + envValue(env, "GOPROXY"))
 
-	stage := filepath.Join(tmp, "stage")
-	if err := stageTree(stage); err != nil {
+	served, err := modproxy.Build(".", filepath.Join(tmp, "proxy"), filepath.Join(tmp, "stage"), version)
+	if err != nil {
 		return err
 	}
-	for _, m := range mods {
-		if m.Published {
-			if err := addToProxy(filepath.Join(tmp, "proxy"), filepath.Join(stage, m.Dir), m, version); err != nil {
-				return fmt.Errorf("%s: %w", m.Dir, err)
-			}
-		}
+	for _, s := range served {
+		fmt.Printf("consumercheck: proxy has %s@%s (%d files)\n", s.Module.Path, version, s.Files)
 	}
 
 	var errs []error
@@ -169,19 +160,13 @@ func consumerEnv(tmp string) ([]string, error) {
 		return nil, fmt.Errorf("go env printed %q", out)
 	}
 	goproxy, goflags, modcache := v[0], v[1], v[2]
-	return []string{
-		"GOWORK=off",
-		"GOFLAGS=" + strings.TrimSpace(goflags+" -mod=mod"),
-		"GOPROXY=" + fileURL(filepath.Join(tmp, "proxy")) + "," + fileURL(filepath.Join(modcache, "cache", "download")) + "," + goproxy,
-		"GONOSUMDB=github.com/k6labels",
+	return append(modproxy.Env(filepath.Join(tmp, "proxy"), modproxy.FileURL(filepath.Join(modcache, "cache", "download"))+","+goproxy, goflags),
 		"GOPRIVATE=",
 		"GONOPROXY=",
-		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
-		"GOBIN=" + filepath.Join(tmp, "bin"),
-	}, nil
+		"GOMODCACHE="+filepath.Join(tmp, "modcache"),
+		"GOBIN="+filepath.Join(tmp, "bin"),
+	), nil
 }
-
-func fileURL(dir string) string { return "file://" + filepath.ToSlash(dir) }
 
 func envValue(env []string, key string) string {
 	for _, kv := range slices.Backward(env) {
@@ -190,96 +175,6 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// stageTree copies the files a commit of the working tree would hold (git
-// tracks them, or would: not ignored) to dst, so that build outputs and other
-// ignored files stay out of the zips.
-func stageTree(dst string) error {
-	out, err := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-	if err != nil {
-		return fmt.Errorf("git ls-files: %w", err)
-	}
-	for name := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
-		data, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted in the working tree
-		}
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(to, data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// addToProxy writes m at version into the file proxy in proxyDir, from the
-// module's folder dir, with the go.mod its release tag will hold.
-func addToProxy(proxyDir, dir string, m *workspace.Module, version string) error {
-	esc, err := module.EscapePath(m.Path)
-	if err != nil {
-		return err
-	}
-	vdir := filepath.Join(proxyDir, filepath.FromSlash(esc), "@v")
-	if err := os.MkdirAll(vdir, 0o755); err != nil {
-		return err
-	}
-	gomod, err := workspace.ReleasedGoMod(m)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
-		return err
-	}
-	var z bytes.Buffer
-	if err := modzip.CreateFromDir(&z, module.Version{Path: m.Path, Version: version}, dir); err != nil {
-		return err
-	}
-	if err := checkZip(z.Bytes(), m, version); err != nil {
-		return err
-	}
-	info, err := json.Marshal(struct{ Version, Time string }{version, time.Now().UTC().Format(time.RFC3339)})
-	if err != nil {
-		return err
-	}
-	for name, data := range map[string][]byte{
-		version + ".zip":  z.Bytes(),
-		version + ".mod":  gomod,
-		version + ".info": info,
-		"list":            []byte(version + "\n"),
-	} {
-		if err := os.WriteFile(filepath.Join(vdir, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkZip reports a zip without its go.mod or with files of another module.
-func checkZip(data []byte, m *workspace.Module, version string) error {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return err
-	}
-	prefix := m.Path + "@" + version + "/"
-	hasMod := false
-	for _, f := range zr.File {
-		if !strings.HasPrefix(f.Name, prefix) {
-			return fmt.Errorf("zip holds %s, outside %s", f.Name, prefix)
-		}
-		hasMod = hasMod || f.Name == prefix+"go.mod"
-	}
-	if !hasMod {
-		return errors.New("zip holds no go.mod")
-	}
-	fmt.Printf("consumercheck: proxy has %s@%s (%d files)\n", m.Path, version, len(zr.File))
-	return nil
 }
 
 // runCheck does what a new user of c's module does: in a new module in
