@@ -240,7 +240,7 @@ func TestLineCacheHoldsManyNames(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{1000, 1500} {
 		lines := names(n)
-		for range 20 { // a new hash seed each time
+		for range pick(5, 20) { // a new hash seed each time; K6LABELS_SOAK: 20
 			l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxValuesPerLabel(maxValuesLimit))
 			for range 2 {
 				for _, line := range lines {

@@ -44,10 +44,7 @@ func liveHeap() uint64 {
 // fed the worst traffic we can build stay within the documented bound.
 func TestMemoryBoundedWithManyHandlers(t *testing.T) {
 	resetState(t)
-	requests := 60_000
-	if testing.Short() {
-		requests = 10_000
-	}
+	requests := pick(10_000, 60_000) // K6LABELS_SOAK: the full count
 	before := liveHeap()
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	var handlers []http.Handler
@@ -102,7 +99,8 @@ func TestMemoryFlatAcrossWindows(t *testing.T) {
 		return b.String()[1:]
 	}
 	var settled uint64
-	for c := range 60 {
+	windows := pick(20, 60) // K6LABELS_SOAK: the full count
+	for c := range windows {
 		req.Header["Baggage"] = []string{line("keep" + strconv.Itoa(c))} // a cached line: its admission stays
 		h.ServeHTTP(w, req)
 		for i := range 1000 {
@@ -116,7 +114,7 @@ func TestMemoryFlatAcrossWindows(t *testing.T) {
 	}
 	grown := int64(liveHeap()) - int64(settled)
 	runtime.KeepAlive(h) // and its registry, caches and admissions
-	t.Logf("live heap grew by %.2f MiB over the last 50 windows", float64(grown)/(1<<20))
+	t.Logf("live heap grew by %.2f MiB over the last %d windows", float64(grown)/(1<<20), windows-10)
 	if grown > 2<<20 {
 		t.Errorf("live heap grew by %.2f MiB over 50 windows after the first 10; it should stay flat", float64(grown)/(1<<20))
 	}
