@@ -1,10 +1,20 @@
 // Command grpc serves a gRPC service whose handlers run with the k6 pprof
 // labels of each call, through the interceptors of the k6grpc package. The
 // service needs no generated code: it is described by hand with
-// grpc.ServiceDesc and its messages are protobuf well-known types.
+// grpc.ServiceDesc and its messages are protobuf well-known types. With
+// -client it is the client instead: it calls the server with the baggage a
+// k6 script sends and prints the labels the handlers ran with.
 //
-//	go run ./grpc &
-//	# a k6 script calls it with params: { metadata: { baggage: '...' } }
+//	go run ./grpc &            # from examples/; then, once it listens:
+//	go run ./grpc -client
+//
+// The same call with grpcurl, and a k6 script (grpc/load.js), both using
+// grpc/labels.proto:
+//
+//	grpcurl -plaintext -import-path grpc -proto labels.proto -d '{}' \
+//	  -H 'baggage: k6.test_run_id=1,k6.scenario=rides,k6.name=labels' \
+//	  127.0.0.1:8086 k6labels.examples.v1.LabelService/Labels
+//	k6 run --no-usage-report -e K6_CLOUDRUN_TEST_RUN_ID=build-124 grpc/load.js
 package main
 
 import (
@@ -12,6 +22,7 @@ import (
 	"flag"
 	"log"
 	"net"
+	"os"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -23,8 +34,16 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8086", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8086", "address to listen on (with -client: to call)")
+	client := flag.Bool("client", false, "call the server at -addr with k6 baggage and print the labels its handlers saw")
+	baggage := flag.String("baggage", defaultClientBaggage, "with -client: the baggage metadata to send")
 	flag.Parse()
+	if *client {
+		if err := runClient(context.Background(), *addr, *baggage, os.Stdout); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
