@@ -94,10 +94,13 @@ func WithMaxValueBytes(n int) Option {
 	})
 }
 
-// WithMaxLabels caps the number of k6 labels set for one request at n. Members
-// beyond it are skipped and counted in [Stats]. The default is
-// [DefaultMaxLabels]; n < 1 means the default and n is at most 30, Pyroscope's
-// default limit on label names per series (which your own labels share).
+// WithMaxLabels caps the number of k6 labels set for one request at n.
+// k6.test_run_id, k6.scenario and k6.name (in that order) always keep their
+// places, whatever comes before them; the other k6 members fill the rest in
+// label-name order, so the member order never matters. Members left out are
+// counted in [Stats]. The default is [DefaultMaxLabels]; n < 1 means the
+// default and n is at most 30, Pyroscope's default limit on label names per
+// series (which your own labels share).
 func WithMaxLabels(n int) Option {
 	return optionFunc(func(c *config) { c.maxLabels = clamp(n, DefaultMaxLabels, maxLabelsLimit) })
 }

@@ -45,7 +45,8 @@
 //
 // Values are percent-decoded, made valid UTF-8 and capped at 256 bytes
 // ([WithMaxValueBytes]); empty values are skipped; at most 8 labels are set
-// per request ([WithMaxLabels]). Other baggage members are left alone.
+// per request ([WithMaxLabels]), k6's own three always among them. Other
+// baggage members are left alone.
 //
 // Every distinct value of a label becomes its own series in Pyroscope. To
 // keep their number bounded, k6_name drops query strings by default

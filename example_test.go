@@ -188,8 +188,9 @@ func ExampleWithMaxValueBytes() {
 	// Output: ラーメン屋 (15 bytes)
 }
 
-// WithMaxLabels caps the k6 labels of one request: the members sent first
-// are kept, the others are skipped and counted in Stats.
+// WithMaxLabels caps the k6 labels of one request: k6.test_run_id,
+// k6.scenario and k6.name keep their places first, in that order, then the
+// other members by name; those left out are counted in Stats.
 func ExampleWithMaxLabels() {
 	l := k6labels.NewLabeler(k6labels.WithMaxLabels(2))
 	ctx := l.Context(context.Background(), []string{k6Baggage + ", k6.vu=7"})

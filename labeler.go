@@ -245,17 +245,18 @@ func skipOWS(s string, i int) int {
 	return i
 }
 
-// collect appends the k6 labels of baggage to labels, sorted by name, and
-// returns them with the number of members skipped and whether a limit cut
-// the list. For a key sent twice the last value wins (as in OpenTelemetry);
-// two keys that make the same label name count as the same key. Values are
-// decoded only once the last one of each name is known, so duplicates cost
-// no decoding.
+// collect returns the k6 labels of baggage, sorted by name, with the
+// number of members skipped and whether a limit cut the list. For a key sent
+// twice the last value wins (as in OpenTelemetry); two keys that make the
+// same label name count as the same key. The per-request cap is the rule of
+// capped: k6's three members always keep their place. Values are decoded
+// only once the cap is decided, so duplicates and capped members cost no
+// decoding.
 func collect(baggage []string, cfg *config, a *arena) (labels labelList, skipped int, truncated bool) {
-	// labels is indexed as an array, never through a slice, so that the
-	// strings in it (and a) stay on the stack.
+	// labels and kept are indexed as arrays, never through a slice, so that
+	// the strings in them (and a) stay on the stack.
 	sc := newScanner(baggage)
-	var nameBuf [maxNameBytes]byte
+	var kept capped
 	for {
 		key, raw, ok, more := sc.next()
 		if !more {
@@ -265,37 +266,21 @@ func collect(baggage []string, cfg *config, a *arena) (labels labelList, skipped
 			skipped++
 			continue
 		}
-		name, ok := labelName(key, nameBuf[:0])
-		if !ok {
+		if !isLabelKey(key) {
 			if strings.HasPrefix(key, "k6.") {
 				skipped++ // a k6 key too long, or empty, to name a label
 			}
 			continue
 		}
-		i := 0
-		for i < labels.n && labels.l[i].name < string(name) {
-			i++
-		}
-		if i < labels.n && labels.l[i].name == string(name) {
-			labels.l[i].value = raw
-			continue
-		}
-		if labels.n == cfg.maxLabels {
-			skipped++
-			continue
-		}
-		for j := labels.n; j > i; j-- {
-			labels.l[j] = labels.l[j-1]
-		}
-		labels.l[i] = label{internName(name, a), raw}
-		labels.n++
+		skipped += kept.add(key, raw, cfg.maxLabels)
 	}
-	// Empty values and k6's "undefined" are dropped only now, so that they
-	// still replace an earlier value of the same key.
+	// A value that decodes to "undefined" is dropped only now.
+	var nameBuf [maxNameBytes]byte
 	n := 0
-	for i := range labels.n {
-		lb := labels.l[i]
-		lb.value = labelValue(lb.name, lb.value, cfg.maxValueBytes, cfg.keepQuery, a)
+	for i := range kept.n {
+		name, _ := labelName(kept.keys[i], nameBuf[:0])
+		lb := label{name: internName(name, a)}
+		lb.value = labelValue(lb.name, kept.raws[i], cfg.maxValueBytes, cfg.keepQuery, a)
 		if lb.value != "" && lb.value != undefinedValue {
 			labels.l[n] = lb
 			n++

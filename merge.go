@@ -8,8 +8,10 @@ import "strings"
 // incoming request's context), for a client to send downstream.
 //
 // A member of existing whose key is also in add is replaced by add's member,
-// so no key is sent twice; every other member of existing is kept byte for
-// byte, properties included, before add's members. A member of either list
+// so no key is sent twice; a k6 key counts as the same key as another that
+// makes the same label name ("k6.my-tag" and "k6.my_tag"), so no label is
+// sent twice either. Every other member of existing is kept byte for byte,
+// properties included, before add's members. A member of either list
 // that is not valid W3C baggage (a space, '"' or '\' in its value, a control
 // byte, a raw non-ASCII byte, a '%' not followed by two hex digits, a key
 // that is not a token, a malformed property) is dropped on its own, so that
@@ -52,7 +54,7 @@ func MergeBaggage(existing []string, add string) string {
 		// A key given twice in add: the last one wins, as on the receiving
 		// side. The earlier one is taken out, then the new one must fit.
 		for i := 0; i < n; i++ {
-			if keys[i] == key {
+			if sameName(keys[i], key) {
 				size -= len(kept[i])
 				if n > 1 {
 					size-- // its separator
@@ -69,7 +71,7 @@ func MergeBaggage(existing []string, add string) string {
 
 	eachMember(existing, func(key, m string) {
 		for _, k := range keys[:nAdd] {
-			if k == key {
+			if sameName(k, key) {
 				return
 			}
 		}

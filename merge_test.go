@@ -46,6 +46,11 @@ func TestMergeBaggage(t *testing.T) {
 		},
 		{"empty existing line", []string{""}, "k6.name=n", "k6.name=n"},
 		{
+			"a k6 key that makes the same label name replaced",
+			[]string{"k6.my-tag=a,k6.my.tag=b,k6.my_tags=c,my-tag=d"}, "k6.my_tag=a", "k6.my_tags=c,my-tag=d,k6.my_tag=a",
+		},
+		{"same label name twice in add: last wins", []string{"x=1"}, "k6.a-b=1,k6.a_b=2", "x=1,k6.a_b=2"},
+		{
 			"each invalid member dropped on its own, valid ones kept byte for byte",
 			[]string{
 				"a=1, sp=a b, dq=\"x\", bs=a\\b, ctl=a\x01b, del=a\x7fb, pct=100%, pct1=%4, pcth=%zz",

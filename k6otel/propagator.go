@@ -43,8 +43,9 @@ const header = "baggage"
 //
 //   - Each k6 key is sent once. A k6 member that next's baggage propagator
 //     already wrote (OpenTelemetry extracted it from the incoming header) is
-//     replaced by k6labels' value, so the header is the same whichever of
-//     Propagator and k6labels.NewTransport runs last.
+//     replaced by k6labels' value, also under a key that makes the same
+//     label name ("k6.my-tag" is replaced by "k6.my_tag"), so the header is
+//     the same whichever of Propagator and k6labels.NewTransport runs last.
 //   - Every other member next wrote is kept as written. Only the carrier is
 //     changed: the OTel baggage in the context is never touched.
 //   - The header stays within the W3C limits ([k6labels.MaxBaggageBytes],

@@ -350,3 +350,35 @@ func sortedMembers(lines []string) string {
 	slices.Sort(out)
 	return strings.Join(out, ",")
 }
+
+// A k6 tag whose key is not its label name ("k6.my-tag", label k6_my_tag)
+// arrives in the OTel baggage as sent and in k6labels' members as
+// "k6.my_tag": the header carries it once, as k6labels sends it, through
+// the propagator and through k6labels.NewTransport after it.
+func TestPropagatorOneMemberPerLabel(t *testing.T) {
+	const incoming = "k6.test_run_id=123,k6.scenario=checkout,k6.name=bike,k6.my-tag=a"
+	h := http.Header{"Baggage": {incoming}}
+	ctx := propagation.Baggage{}.Extract(context.Background(), propagation.HeaderCarrier(h))
+	ctx = k6Context(t, ctx, incoming)
+	out := http.Header{}
+	Propagator(propagation.Baggage{}).Inject(ctx, propagation.HeaderCarrier(out))
+	lines := out.Values("Baggage")
+	names := map[string]int{}
+	for _, m := range k6labels.ParseBaggage(lines...) {
+		if name, ok := k6labels.LabelName(m.Key); ok {
+			names[name]++
+		}
+	}
+	want := map[string]int{"k6_test_run_id": 1, "k6_scenario": 1, "k6_name": 1, "k6_my_tag": 1}
+	if !maps.Equal(names, want) {
+		t.Errorf("header %q: label names %v, want each once: %v", lines, names, want)
+	}
+	if got := values(lines...)["k6.my_tag"]; got != "a" {
+		t.Errorf("header %q: k6.my_tag = %q, want a", lines, got)
+	}
+	// k6labels.NewTransport merges the same way into what the propagator wrote.
+	k6labels.MergeBaggageHeader(out, k6labels.Baggage(ctx))
+	if again := out.Values("Baggage"); !slices.Equal(again, lines) {
+		t.Errorf("merged again: %q, want %q", again, lines)
+	}
+}

@@ -1,0 +1,101 @@
+package k6labels
+
+import (
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/k6labels/k6labels/internal/labeltable"
+)
+
+// The shared table through a real server: the net/http handler keeps k6's
+// three members under the cap, whatever the script sent before them.
+func TestLabelTableHandler(t *testing.T) {
+	got := make(chan map[string]string, 1)
+	srv := httptest.NewServer(NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- labelsOf(r.Context())
+	}), WithRegistry(NewRegistry(0))))
+	defer srv.Close()
+	for _, tc := range labeltable.Cases() {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range tc.Lines {
+			req.Header.Add("Baggage", l)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if g := <-got; !maps.Equal(g, tc.Want) {
+			t.Errorf("%s: labels %v, want %v", tc.Name, g, tc.Want)
+		}
+	}
+}
+
+// The cap's result depends on the set of members, not their order: every
+// order of the table's members, in one line, makes the same labels (as
+// k6otel.Context, which reads an unordered map, must agree).
+func TestCapIgnoresMemberOrder(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := NewLabeler(WithRegistry(NewRegistry(0)))
+	for _, tc := range labeltable.Cases() {
+		ms := strings.Split(strings.Join(tc.Lines, ","), ",")
+		for range 50 {
+			rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+			if got := labelsOf(l.Context(t.Context(), []string{strings.Join(ms, ",")})); !maps.Equal(got, tc.Want) {
+				t.Fatalf("%s, members %v: labels %v, want %v", tc.Name, ms, got, tc.Want)
+			}
+		}
+	}
+}
+
+// Under smaller caps k6's members keep their places in the order
+// k6.test_run_id, k6.scenario, k6.name; the members left out are counted.
+func TestCapKeepsK6MembersFirst(t *testing.T) {
+	t.Parallel()
+	const header = "k6.a=1,k6.b=2,k6.name=n,k6.c=3,k6.scenario=s,k6.test_run_id=1"
+	for _, tc := range []struct {
+		max  int
+		want []string
+	}{
+		{1, []string{"k6_test_run_id"}},
+		{2, []string{"k6_scenario", "k6_test_run_id"}},
+		{3, []string{"k6_name", "k6_scenario", "k6_test_run_id"}},
+		{4, []string{"k6_a", "k6_name", "k6_scenario", "k6_test_run_id"}},
+		{30, []string{"k6_a", "k6_b", "k6_c", "k6_name", "k6_scenario", "k6_test_run_id"}},
+	} {
+		reg := NewRegistry(0)
+		got := labelsOf(NewLabeler(WithRegistry(reg), WithMaxLabels(tc.max)).Context(t.Context(), []string{header}))
+		names := slices.Sorted(maps.Keys(got))
+		if strings.Join(names, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("WithMaxLabels(%d): labels %v, want %v", tc.max, names, tc.want)
+		}
+		if s := reg.Stats(); s.Skipped != uint64(6-len(tc.want)) {
+			t.Errorf("WithMaxLabels(%d): Skipped = %d, want %d", tc.max, s.Skipped, 6-len(tc.want))
+		}
+	}
+}
+
+// Keys that make the same name are one member under the cap, and an empty
+// value removes the earlier one without holding a place.
+func TestCapSameNameAndEmpty(t *testing.T) {
+	t.Parallel()
+	l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(2))
+	for header, want := range map[string]map[string]string{
+		"k6.a-b=1,k6.a_b=2,k6.c=3":           {"k6_a_b": "2", "k6_c": "3"},
+		"k6.a=1,k6.b=2,k6.a=,k6.c=3":         {"k6_b": "2", "k6_c": "3"},
+		"k6.x=,k6.y=undefined,k6.a=1,k6.b=2": {"k6_a": "1", "k6_b": "2"},
+	} {
+		if got := labelsOf(l.Context(t.Context(), []string{header})); !maps.Equal(got, want) {
+			t.Errorf("%s: labels %v, want %v", header, got, want)
+		}
+	}
+}
