@@ -291,6 +291,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	}
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
+		r.Notes = append(r.Notes, alignNotes(k)...)
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
