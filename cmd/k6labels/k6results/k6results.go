@@ -110,7 +110,9 @@ func read(r io.Reader, from, to time.Time) (*Results, error) {
 	switch {
 	case len(bytes.TrimLeft(head, " \t\r\n")) > 0 && bytes.TrimLeft(head, " \t\r\n")[0] == '{':
 		res.Format = "json"
-		err = res.readJSON(br)
+		if err = checkSummary(br); err == nil {
+			err = res.readJSON(br)
+		}
 	case string(head) == "metric_name":
 		res.Format = "csv"
 		err = res.readCSV(br)
