@@ -38,6 +38,9 @@ type common struct {
 	format    string
 	by        string
 	hc        *http.Client
+	args      []string // positional arguments, wherever they stood among the flags
+	save      string   // --write-profiles PREFIX: keep the profiles read
+	force     bool     // --force: overwrite the files --write-profiles names
 }
 
 func newCommon(name, synopsis, about string, stderr io.Writer) *common {
@@ -62,8 +65,11 @@ func (c *common) pyroscopeFlags() {
 }
 
 // parse parses args and checks the common flags; it prints usage errors.
+// Flags may follow positional arguments (report --k6 run.json cpu.pb.gz
+// --by name); after "--" every argument is positional.
 func (c *common) parse(args []string) error {
-	if err := c.fs.Parse(args); err != nil {
+	var err error
+	if c.args, err = parseInterspersed(c.fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -132,56 +138,6 @@ func (c *common) window(k *k6results.Results) (time.Time, time.Time, error) {
 	return now.Add(-c.since), now, nil
 }
 
-// side is what one run is read from.
-type side struct {
-	k6       string
-	runID    string
-	profiles []string
-}
-
-// load reads the k6 results and profiles of one run and makes its report.
-func (c *common) load(ctx context.Context, s side, opts report.Options) (*report.Report, error) {
-	switch {
-	case c.pyroscope != "" && len(s.profiles) > 0:
-		return nil, c.bad("give either --pyroscope or pprof profiles, not both")
-	case c.pyroscope == "" && len(s.profiles) == 0:
-		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
-	}
-	if s.k6 != "" {
-		k, err := k6results.ReadFile(s.k6)
-		if err != nil {
-			return nil, err
-		}
-		opts.K6 = k
-	}
-	opts.RunID = s.runID
-	opts.Progress = c.progress()
-	var src report.Source
-	switch {
-	case c.pyroscope != "":
-		start, end, err := c.window(opts.K6)
-		if err != nil {
-			return nil, err
-		}
-		if src, err = newPyroscopeSource(c, start, end); err != nil {
-			return nil, err
-		}
-	case len(s.profiles) > 0:
-		ps, err := c.readProfiles(ctx, s.profiles)
-		if err != nil {
-			return nil, err
-		}
-		name := s.profiles[0]
-		if len(s.profiles) > 1 {
-			name = fmt.Sprintf("%d profiles merged (%s, …)", len(s.profiles), s.profiles[0])
-		}
-		if src, err = report.NewProfileSource(name, ps...); err != nil {
-			return nil, err
-		}
-	}
-	return report.New(ctx, src, opts)
-}
-
 // readProfiles reads profiles at once, so that URLs of several replicas
 // profile the same seconds.
 func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.Profile, error) {
@@ -216,13 +172,20 @@ several), or with --pyroscope the merged profiles of one service.
 	c.fs.IntVar(&top, "top", 5, "functions by self CPU listed per scenario (0: none)")
 	c.fs.BoolVar(&topAll, "top-every-row", false, "list top functions for every row, not only scenarios")
 	c.fs.Var((*listFlag)(&s.profiles), "profile", "pprof CPU profile `file or URL` (repeatable; also as arguments)")
+	c.writeFlags("write the profiles read to `PREFIX`.pb.gz (several: PREFIX.1.pb.gz, …), before anything else can fail")
 	if err := c.parse(args); err != nil {
 		return err
 	}
-	s.profiles = append(s.profiles, c.fs.Args()...)
+	s.profiles = append(s.profiles, c.args...)
 	by, err := c.groupings("")
 	if err != nil {
 		return err
+	}
+	if c.save != "" {
+		s.save = reportPaths(c.save, max(1, len(s.profiles)))
+		if err := c.checkSave(s.save...); err != nil {
+			return err
+		}
 	}
 	if top == 0 {
 		top = -1
@@ -242,12 +205,12 @@ results for both), the change raw and normalized for machine speed, and
 whether it is beyond sampling noise. The runs are two sets of pprof profiles
 (--base-profile, --profile), or two test run ids / time ranges of one
 Pyroscope service (--base-run-id, --run-id with --base-k6, --k6). Rows are
-matched by URL path. It writes the two merged profiles and prints the
-go tool pprof command of the worst row's diff flame graph.
+matched by URL path. With --write-profiles it writes the two merged profiles
+and prints the go tool pprof command of the worst row's diff flame graph.
 `, stderr)
 	c.pyroscopeFlags()
 	var before, after side
-	var failAbove, normalize, match, writeTo string
+	var failAbove, normalize, match string
 	var alpha float64
 	c.fs.StringVar(&before.k6, "base-k6", "", "k6 results `file` of the base (before) run")
 	c.fs.StringVar(&after.k6, "k6", "", "k6 results `file` of the new (after) run")
@@ -260,13 +223,14 @@ go tool pprof command of the worst row's diff flame graph.
 	c.fs.Float64Var(&alpha, "alpha", 0.05, "family-wise false alarm rate of the beyond-noise test over all rows")
 	c.fs.StringVar(&normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
-	c.fs.StringVar(&writeTo, "write-profiles", "k6labels-diff", "write the merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (\"\": do not)")
+	c.writeFlags("write the two runs' merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (default: none)")
 	if err := c.parse(args); err != nil {
 		return err
 	}
-	if c.fs.NArg() > 0 {
-		return c.bad("unexpected arguments %q: give profiles with --base-profile and --profile", c.fs.Args())
+	if len(c.args) > 0 {
+		return c.bad("unexpected arguments %q: give profiles with --base-profile and --profile", c.args)
 	}
+	writeTo := c.save
 	threshold := -1.0
 	if failAbove != "" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(failAbove, "%"), 64)
@@ -291,6 +255,12 @@ go tool pprof command of the worst row's diff flame graph.
 	if err != nil {
 		return err
 	}
+	if writeTo != "" {
+		before.save, after.save = []string{writeTo + ".before.pb.gz"}, []string{writeTo + ".after.pb.gz"}
+		if err := c.checkSave(before.save[0], after.save[0]); err != nil {
+			return err
+		}
+	}
 	opts := report.Options{By: by, Top: -1}
 	b, err := c.load(ctx, before, opts)
 	if err != nil {
@@ -309,7 +279,7 @@ go tool pprof command of the worst row's diff flame graph.
 		return err
 	}
 	if writeTo != "" {
-		cmd, err := d.WriteProfiles(writeTo+".before.pb.gz", writeTo+".after.pb.gz")
+		cmd, err := d.WriteProfiles(before.save[0], after.save[0], true) // load made them
 		if err != nil {
 			return err
 		}

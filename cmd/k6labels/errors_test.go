@@ -135,8 +135,8 @@ func TestErrorMessages(t *testing.T) {
 		{"names match no label", []string{"report", "--k6", otherNames, cpu}, exitError,
 			[]string{"k6 names match no label", "order bike, order car", "http://127.0.0.1:18080/", `LabelValue("k6.name", name)`, "use --by run,scenario"}},
 		// No data.
-		{"no k6 labels", []string{"report", unlabelled}, exitError,
-			[]string{"no data", "carries k6 labels", "k6labels.LabelsFromBaggageHandler", "http-instrumentation-pyroscope"}},
+		{"Pyroscope-merged profile", []string{"report", unlabelled}, exitError,
+			[]string{"no data", "carries a label of any kind", "merged by Pyroscope or Grafana (period 1s, no sample count)", "use --pyroscope URL --service NAME"}},
 		{"unknown run id", []string{"report", "--run-id", "fx9", cpu}, exitError,
 			[]string{`no CPU with k6_test_run_id="fx9"`, "it has fx4 (31.48s)"}},
 		// Bad flags: exit 2, the problem and the way to the flags.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/k6labels/k6labels"
 )
@@ -36,7 +37,9 @@ func burnUnits(units int, seed uint64) uint64 {
 // requests, CPU per request of /b is 3 times /a's within the intervals.
 // Four clients send them, as k6's virtual users do.
 // The profile endpoint profiles until the load is done (not for a fixed
-// time), so the test holds on a slow machine.
+// time), so the test holds on a slow machine. The k6 results file is only
+// written while the profile is read, with the requests' real times, as
+// when a profile URL is read during a k6 run.
 func TestReportFromProfileURL(t *testing.T) {
 	const perRoute = 400
 	routes := map[string]int{"/a": 1, "/b": 3}
@@ -68,21 +71,18 @@ func TestReportFromProfileURL(t *testing.T) {
 	srv := httptest.NewServer(k6labels.LabelsFromBaggageHandler(mux))
 	defer srv.Close()
 
-	// k6's results of the requests below, written as k6 --out json does.
-	var k6 strings.Builder
+	// The requests below; k6's results of them are written while the
+	// profile is being read, as k6 writes them during a run: the command
+	// must read them after the profile, not when it starts.
 	var urls []struct{ url, scenario string }
 	for i := range perRoute {
 		for _, path := range []string{"/a", "/b"} {
 			u := fmt.Sprintf("%s%s?vehicle_id=%d&city=berlin", srv.URL, path, i)
 			urls = append(urls, struct{ url, scenario string }{u, "s" + path[1:]})
-			fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:%02d.5Z","value":1,"tags":{"name":%q,"scenario":%q}}}`+"\n",
-				i%60, u, "s"+path[1:])
 		}
 	}
+	sent := make([]time.Time, len(urls))
 	k6file := filepath.Join(t.TempDir(), "run.json")
-	if err := os.WriteFile(k6file, []byte(k6.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	type result struct {
 		code        int
@@ -107,6 +107,7 @@ func TestReportFromProfileURL(t *testing.T) {
 		vus.Go(func() {
 			for i := range next {
 				u := urls[i]
+				sent[i] = time.Now()
 				req, err := http.NewRequest(http.MethodGet, u.url, nil)
 				if err != nil {
 					errs <- err
@@ -130,6 +131,14 @@ func TestReportFromProfileURL(t *testing.T) {
 	vus.Wait()
 	close(errs)
 	for err := range errs {
+		t.Fatal(err)
+	}
+	var k6 strings.Builder
+	for i, u := range urls {
+		fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":%q,"value":1,"tags":{"name":%q,"scenario":%q}}}`+"\n",
+			sent[i].UTC().Format(time.RFC3339Nano), u.url, u.scenario)
+	}
+	if err := os.WriteFile(k6file, []byte(k6.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	close(loadDone)

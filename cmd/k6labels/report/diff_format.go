@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -204,10 +203,10 @@ func (d *Diff) jsonDiff() jsonDiff {
 }
 
 // WriteProfiles writes the merged profiles of the two runs to beforePath
-// and afterPath and returns the go tool pprof command that shows the diff
+// and afterPath (an existing file is an error unless overwrite) and returns the go tool pprof command that shows the diff
 // flame graph of the worst row: of the runs, focused on the row by
 // -tagfocus when the samples carry labels; else of the row's own profiles.
-func (d *Diff) WriteProfiles(beforePath, afterPath string) (string, error) {
+func (d *Diff) WriteProfiles(beforePath, afterPath string, overwrite bool) (string, error) {
 	bp, ap := d.Before.prof, d.After.prof
 	worst := d.Worst()
 	labelled := hasLabel(bp, LabelName) && hasLabel(ap, LabelName)
@@ -226,16 +225,8 @@ func (d *Diff) WriteProfiles(beforePath, afterPath string) (string, error) {
 		p    *profile.Profile
 		path string
 	}{{bp, beforePath}, {ap, afterPath}} {
-		f, err := os.Create(x.path)
-		if err != nil {
+		if err := WriteProfile(x.path, x.p, overwrite); err != nil {
 			return "", err
-		}
-		err = x.p.Write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return "", fmt.Errorf("writing %s: %w", x.path, err)
 		}
 	}
 	cmd := "go tool pprof -http=localhost:0 -diff_base=" + ShellQuote(beforePath)

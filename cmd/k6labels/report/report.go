@@ -199,9 +199,12 @@ func (r *Row) Key() string { return strings.Join(r.Values, " ") }
 type Report struct {
 	Source     string
 	RunID      string // k6_test_run_id (or LocalRun) the rows are of; "" = every run in the source
-	Total      Count  // all CPU in the source
+	Total      Count  // all CPU in the source but OtherRuns'
 	Unlabelled Count  // CPU of samples without any k6 label
 	K6         Count  // CPU of the run(s) in scope
+	// OtherRuns is the CPU of the test runs other than RunID in the
+	// source: not in Total, nor in any row or share.
+	OtherRuns Count
 	// HasRequests tells whether k6 results were given; Requests is their
 	// http_reqs total and Start, End their time range.
 	HasRequests bool
@@ -263,8 +266,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	case len(runs) == 0 && r.Total.Samples == 0:
 		return nil, fmt.Errorf("%w: %s has no CPU samples at all", ErrNoData, r.Source)
 	case len(runs) == 0:
-		return nil, fmt.Errorf("%w: none of the %.2fs of CPU in %s carries k6 labels: is the service wrapped with k6labels (e.g. k6labels.LabelsFromBaggageHandler), and does k6 send baggage (http-instrumentation-pyroscope)?",
-			ErrNoData, r.Total.CPU.Seconds(), r.Source)
+		return nil, unlabelledError(src, r.Total, r.Source)
 	case opts.RunID != "" && !slices.Contains(runs, opts.RunID):
 		return nil, fmt.Errorf("%w: no CPU with %s=%q in %s; it has %s", ErrNoData, LabelRunID, opts.RunID, r.Source, describe())
 	case opts.RunID != "":
@@ -280,6 +282,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	if r.RunID == LocalRun {
 		r.Notes = append(r.Notes, "the samples carry k6_scenario and k6_name but no k6_test_run_id: a local k6 run (k6 sends k6.test_run_id=undefined without K6_CLOUDRUN_TEST_RUN_ID); set K6_CLOUDRUN_TEST_RUN_ID to tell runs apart")
 	}
+	r.scopeToRun(runs, totals)
 	var scope []Matcher
 	if r.RunID != "" {
 		scope = []Matcher{runScope(r.RunID)}
@@ -291,6 +294,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	}
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
+		r.Notes = append(r.Notes, alignNotes(k)...)
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
@@ -360,6 +364,9 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	for i, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
 			for _, id := range runs {
+				if b.r.RunID != "" && id != b.r.RunID {
+					continue // another run: not part of this report
+				}
 				row := Row{By: g, Values: []string{id}, Count: totals[id]}
 				if b.opts.TopEveryRow {
 					if err := b.fill(&row, runMatchers(id)...); err != nil {
@@ -650,10 +657,7 @@ func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]C
 			c.Samples = int64((c.CPU + period/2) / period)
 		}
 		total = total.add(c)
-		fn := "(unknown)"
-		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
-			fn = s.Location[0].Line[0].Function.Name
-		}
+		fn := selfFunc(s)
 		self[fn] = self[fn].add(c)
 	}
 	return total, self

@@ -1,0 +1,43 @@
+package k6results
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// ReadFileIn reads k6 results from path as [ReadFile] does, but counts only
+// the http_reqs whose time is in [from, to]; the others are in
+// [Results.Outside]. A zero from and to count all. When every request is
+// outside, it returns the results with Total 0 and no error.
+func ReadFileIn(path string, from, to time.Time) (*Results, error) {
+	if from.IsZero() && to.IsZero() {
+		return ReadFile(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("k6 results: %w (give the file of k6 run --out json=FILE or --out csv=FILE)", err)
+	}
+	defer f.Close()
+	res, err := read(f, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("k6 results %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// inWindow records t in AllStart/AllEnd and tells whether it is in the
+// window; if not, it counts the n requests as Outside.
+func (res *Results) inWindow(t time.Time, n int64) bool {
+	if res.AllStart.IsZero() || t.Before(res.AllStart) {
+		res.AllStart = t
+	}
+	if t.After(res.AllEnd) {
+		res.AllEnd = t
+	}
+	if (!res.from.IsZero() && t.Before(res.from)) || (!res.to.IsZero() && t.After(res.to)) {
+		res.Outside += n
+		return false
+	}
+	return true
+}

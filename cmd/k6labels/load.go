@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// parseInterspersed parses args with fs, taking flags wherever they stand
+// among the positional arguments, which it returns in order; after "--"
+// every argument is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		left := fs.Args()
+		if n := len(args) - len(left); n > 0 && args[n-1] == "--" {
+			return append(pos, left...), nil
+		}
+		if len(left) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, left[0])
+		args = left[1:]
+	}
+}
+
+// writeFlags adds --write-profiles and --force.
+func (c *common) writeFlags(usage string) {
+	c.fs.StringVar(&c.save, "write-profiles", "", usage)
+	c.fs.BoolVar(&c.force, "force", false, "with --write-profiles: overwrite files that exist")
+}
+
+// checkSave refuses, before anything is read, paths that exist (unless
+// --force), so that a long profile read is not lost to that error at the end.
+func (c *common) checkSave(paths ...string) error {
+	if c.save == "" || c.force {
+		return nil
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return c.bad("--write-profiles: %s exists: choose another PREFIX, or pass --force to overwrite it", p)
+		}
+	}
+	return nil
+}
+
+// reportPaths returns the files report --write-profiles writes n profiles to.
+func reportPaths(prefix string, n int) []string {
+	if n == 1 {
+		return []string{prefix + ".pb.gz"}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s.%d.pb.gz", prefix, i+1)
+	}
+	return out
+}
+
+// k6Flush is how long after a profile read during which the k6 results
+// file was written the command waits for k6 to flush it (k6 writes its json
+// and csv outputs at least once a second).
+var k6Flush = 2 * time.Second
+
+// side is what one run is read from.
+type side struct {
+	k6       string
+	runID    string
+	profiles []string
+	// save is where the profiles read are written as soon as they are read:
+	// one path for them merged, or one per profile; nil: not kept.
+	save []string
+}
+
+// load reads the profiles of one run, then its k6 results (so that a
+// profile URL read during a k6 run sees the whole of its results file,
+// counted over the profiles' time span only), and makes its report.
+func (c *common) load(ctx context.Context, s side, opts report.Options) (*report.Report, error) {
+	switch {
+	case c.pyroscope != "" && len(s.profiles) > 0:
+		return nil, c.bad("give either --pyroscope or pprof profiles, not both")
+	case c.pyroscope == "" && len(s.profiles) == 0:
+		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
+	}
+	opts.RunID = s.runID
+	opts.Progress = c.progress()
+	if c.pyroscope != "" {
+		var span report.Span
+		if c.start != "" || c.end != "" {
+			start, end, err := c.window(nil)
+			if err != nil {
+				return nil, err
+			}
+			span = report.Span{Start: start, End: end}
+		}
+		if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
+			return nil, err
+		}
+		start, end, err := c.window(opts.K6)
+		if err != nil {
+			return nil, err
+		}
+		src, err := newPyroscopeSource(c, start, end)
+		if err != nil {
+			return nil, err
+		}
+		r, err := report.New(ctx, src, opts)
+		if err == nil && len(s.save) > 0 && r.Profile() != nil {
+			err = report.WriteProfile(s.save[0], r.Profile(), c.force)
+		}
+		return r, err
+	}
+
+	readStart := time.Now()
+	ps, err := c.readProfiles(ctx, s.profiles)
+	if err != nil {
+		return nil, err
+	}
+	fromURL := ""
+	for _, p := range s.profiles {
+		if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+			fromURL = p
+		}
+	}
+	if err := c.saveRead(s.save, ps); err != nil {
+		return nil, err
+	}
+	r, err := c.build(ctx, s, ps, readStart, fromURL != "", opts)
+	if err != nil && fromURL != "" && len(s.save) == 0 {
+		err = fmt.Errorf("%w\n(the profile read from %s was not kept: add --write-profiles PREFIX to keep what is read)", err, fromURL)
+	}
+	return r, err
+}
+
+// build reads the k6 results of s after its profiles ps were read and makes
+// the report.
+func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readStart time.Time, fromURL bool, opts report.Options) (*report.Report, error) {
+	span, _ := report.ProfileSpan(ps...)
+	if fi, err := os.Stat(s.k6); err == nil && fromURL && fi.ModTime().After(readStart) {
+		// k6 wrote its results while the profile was read: it is running,
+		// and the requests of the profile's last second may not be in the
+		// file yet.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(k6Flush):
+		}
+	}
+	if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
+		return nil, err
+	}
+	name := s.profiles[0]
+	if len(s.profiles) > 1 {
+		name = fmt.Sprintf("%d profiles merged (%s, …)", len(s.profiles), s.profiles[0])
+	}
+	src, err := report.NewProfileSource(name, ps...)
+	if err != nil {
+		return nil, err
+	}
+	return report.New(ctx, src, opts)
+}
+
+// readK6 reads the k6 results file path ("" = none) into opts, counting only
+// the requests inside span (zero: all), and checks that they overlap it.
+func (c *common) readK6(_ context.Context, path string, span report.Span, opts *report.Options) error {
+	if path == "" {
+		return nil
+	}
+	from, to := span.Start, span.End
+	if !span.IsZero() {
+		from, to = from.Add(-report.SpanSlack), to.Add(report.SpanSlack)
+	}
+	k, err := k6results.ReadFileIn(path, from, to)
+	if err != nil {
+		return err
+	}
+	if err := report.CheckOverlap(span, k); err != nil {
+		return fmt.Errorf("k6 results %s: %w", path, err)
+	}
+	opts.K6 = k
+	return nil
+}
+
+// saveRead writes the profiles ps as read to paths: one path for them all
+// (merged), or one per profile.
+func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if len(paths) == 1 && len(ps) > 1 {
+		p, err := profile.Merge(ps)
+		if err != nil {
+			return fmt.Errorf("merging %d profiles to write them: %w", len(ps), err)
+		}
+		ps = []*profile.Profile{p}
+	}
+	for i, p := range ps {
+		if err := report.WriteProfile(paths[i], p, c.force); err != nil {
+			return err
+		}
+	}
+	if w := c.progress(); w != nil {
+		fmt.Fprintf(w, "k6labels: profiles written to %s\n", strings.Join(paths, ", "))
+	}
+	return nil
+}
