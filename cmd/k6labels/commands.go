@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -211,7 +210,8 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	c.pyroscopeFlags()
 	var before, after side
 	var failAbove, normalize, match string
-	var alpha float64
+	var alpha, runSD float64
+	var allowInconclusive bool
 	c.fs.StringVar(&before.k6, "base-k6", "", "k6 results `file` of the base (before) run")
 	c.fs.StringVar(&after.k6, "k6", "", "k6 results `file` of the new (after) run")
 	c.fs.StringVar(&before.runID, "base-run-id", "", "k6_test_run_id of the base run (default: the only one)")
@@ -219,8 +219,10 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	c.fs.Var((*listFlag)(&before.profiles), "base-profile", "pprof CPU profile `file or URL` of the base run (repeatable)")
 	c.fs.Var((*listFlag)(&after.profiles), "profile", "pprof CPU profile `file or URL` of the new run (repeatable)")
 	c.fs.StringVar(&c.by, "by", "scenario,name,scenario+name", "row `groupings`: scenario, name, scenario+name, comma-separated")
-	c.fs.StringVar(&failAbove, "fail-above", "", "exit with status 3 when a row's CPU per request grew by more than `P%` (normalized) beyond noise")
+	c.fs.StringVar(&failAbove, "fail-above", "", "exit with status 3 when a row's CPU per request grew by more than `P%` (normalized) beyond noise, and 4 when a row could not have shown such a change")
+	c.fs.BoolVar(&allowInconclusive, "allow-inconclusive", false, "with --fail-above: exit 0, not 4, when rows are inconclusive (the test could not see P% in them)")
 	c.fs.Float64Var(&alpha, "alpha", 0.05, "family-wise false alarm rate of the beyond-noise test over all rows")
+	c.fs.Float64Var(&runSD, "run-sd", report.DefaultRunSD, "least between-run spread `σ` of a row's CPU per request (0.05 = 5% per run); 0: none, the sampling noise alone")
 	c.fs.StringVar(&normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
 	c.writeFlags("write the two runs' merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (default: none)")
@@ -231,16 +233,18 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 		return c.bad("unexpected arguments %q: give profiles with --base-profile and --profile", c.args)
 	}
 	writeTo := c.save
-	threshold := -1.0
-	if failAbove != "" {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(failAbove, "%"), 64)
-		if err != nil || v < 0 {
-			return c.bad("--fail-above %q: want a percentage such as 10%%", failAbove)
-		}
-		threshold = v / 100
+	threshold, err := parseFailAbove(failAbove)
+	if err != nil {
+		return c.bad("%v", err)
 	}
-	if alpha <= 0 || alpha >= 1 {
+	if !(alpha > 0 && alpha < 1) {
 		return c.bad("--alpha %v: want a rate between 0 and 1, such as 0.05", alpha)
+	}
+	if !(runSD >= 0 && runSD < 1) {
+		return c.bad("--run-sd %v: want a spread between 0 and 1, such as 0.05 for 5%% per run", runSD)
+	}
+	if runSD == 0 {
+		runSD = -1 // DiffOptions: negative is none
 	}
 	if match != "path" && match != "name" {
 		return c.bad("--match %q: use path or name", match)
@@ -262,6 +266,10 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 		}
 	}
 	opts := report.Options{By: by, Top: -1}
+	detect := 0.0 // the default 10%
+	if threshold >= 0 {
+		detect = max(threshold, 1e-6) // 0%: no change is small enough to vouch for
+	}
 	b, err := c.load(ctx, before, opts)
 	if err != nil {
 		return fmt.Errorf("base run: %w", err)
@@ -270,7 +278,8 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	if err != nil {
 		return fmt.Errorf("new run: %w", err)
 	}
-	d, err := report.NewDiff(b, a, report.DiffOptions{Alpha: alpha, Normalize: normalize, MatchName: match == "name"})
+	d, err := report.NewDiff(b, a, report.DiffOptions{Alpha: alpha, Normalize: normalize, MatchName: match == "name",
+		RunSD: runSD, Detect: detect})
 	if err != nil {
 		return err
 	}
@@ -296,6 +305,9 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 				keys = append(keys, fmt.Sprintf("%s=%s %s", strings.Join(r.By, ","), r.Key, report.Change(r.Normalized)))
 			}
 			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise: %s", errRegression, failAbove, strings.Join(keys, "; "))
+		}
+		if err := inconclusive(d, threshold, failAbove); err != nil && !allowInconclusive {
+			return err
 		}
 	}
 	return nil

@@ -152,7 +152,15 @@ func TestErrorMessages(t *testing.T) {
 		{"service without pyroscope", []string{"report", "--service", "x", cpu}, exitUsage, []string{"--service is for --pyroscope"}},
 		{"diff one side", []string{"diff", "--profile", cpu}, exitUsage, []string{"give the profiles of both runs (--base-profile and --profile)"}},
 		{"diff arguments", []string{"diff", cpu, cpu}, exitUsage, []string{"unexpected arguments", "give profiles with --base-profile and --profile"}},
-		{"fail-above", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "ten"}, exitUsage, []string{`--fail-above "ten": want a percentage such as 10%`}},
+		{"fail-above", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "ten"}, exitUsage, []string{`--fail-above "ten": want a percentage with its % sign, such as 10%`}},
+		{"fail-above bare number", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "0.4"}, exitUsage,
+			[]string{`--fail-above "0.4": want a percentage with its % sign, such as 10% (a bare number is ambiguous: 0.4 could mean 0.4% or 40%)`}},
+		{"fail-above NaN", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "NaN%"}, exitUsage, []string{`--fail-above "NaN%": want a finite percentage of 0% or more, such as 10%`}},
+		{"fail-above Inf", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "Inf%"}, exitUsage, []string{`--fail-above "Inf%": want a finite percentage`}},
+		{"fail-above negative", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--fail-above", "-5%"}, exitUsage, []string{`--fail-above "-5%": want a finite percentage`}},
+		{"alpha NaN", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--alpha", "NaN"}, exitUsage, []string{"--alpha NaN: want a rate between 0 and 1, such as 0.05"}},
+		{"alpha Inf", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--alpha", "+Inf"}, exitUsage, []string{"--alpha +Inf: want a rate between 0 and 1"}},
+		{"run-sd", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--run-sd", "NaN"}, exitUsage, []string{"--run-sd NaN: want a spread between 0 and 1, such as 0.05 for 5% per run"}},
 		{"alpha", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--alpha", "5"}, exitUsage, []string{"--alpha 5: want a rate between 0 and 1, such as 0.05"}},
 		{"match", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--match", "host"}, exitUsage, []string{`--match "host": use path or name`}},
 		{"normalize", []string{"diff", "--base-profile", cpu, "--profile", cpu, "--base-k6", smallK6, "--k6", smallK6, "--normalize", "mean", "--write-profiles", ""}, exitError,
@@ -250,7 +258,7 @@ func TestDiffGate(t *testing.T) {
 	if code != exitRegression {
 		t.Errorf("exit %d, want %d; stderr: %s", code, exitRegression, stderr)
 	}
-	for _, w := range []string{"k6labels: regression: CPU per request grew by more than 10% beyond noise", "k6_name=/car +30.0%", "k6_scenario=rush_hour"} {
+	for _, w := range []string{"k6labels: regression: CPU per request grew by more than 10% beyond noise", "k6_name=/car +30.0%", "k6_scenario,k6_name=rush_hour /car +30.0%"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr does not say %q: %s", w, stderr)
 		}
@@ -267,9 +275,27 @@ func TestDiffGate(t *testing.T) {
 		}
 	}
 
+	// The same profile twice: no regression, but at the default σ of 5%
+	// per run a 20 s run cannot vouch for 10%: exit 4, unless accepted.
 	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
 		"--fail-above", "10%", "--write-profiles", "")
+	if code != exitInconclusive {
+		t.Errorf("same profile twice: exit %d, want %d; stderr: %s", code, exitInconclusive, stderr)
+	}
+	for _, w := range []string{"k6labels: inconclusive: no regression found, but the diff cannot vouch for 10%", "k6_name=/bike sees +", "no run length is enough", "--allow-inconclusive accepts this"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q: %s", w, stderr)
+		}
+	}
+	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
+		"--fail-above", "10%", "--allow-inconclusive", "--write-profiles", "")
 	if code != exitOK {
-		t.Errorf("same profile twice: exit %d; stderr: %s", code, stderr)
+		t.Errorf("same profile twice, --allow-inconclusive: exit %d; stderr: %s", code, stderr)
+	}
+	// At 60% every tested row is testable: exit 0 without accepting.
+	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
+		"--fail-above", "60%", "--write-profiles", "")
+	if code != exitOK {
+		t.Errorf("same profile twice, --fail-above 60%%: exit %d; stderr: %s", code, stderr)
 	}
 }

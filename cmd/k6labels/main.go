@@ -8,7 +8,8 @@
 //	k6labels runs   --pyroscope http://pyroscope:4040 --service checkout
 //
 // Exit status: 0 done, 1 error (unreachable server, no data, bad input),
-// 2 usage error, 3 diff --fail-above found a regression.
+// 2 usage error, 3 diff --fail-above found a regression, 4 diff --fail-above
+// could not tell (a row inconclusive; --allow-inconclusive accepts).
 package main
 
 import (
@@ -28,6 +29,9 @@ const (
 	exitError      = 1
 	exitUsage      = 2
 	exitRegression = 3
+	// exitInconclusive: diff --fail-above could not have seen a change of
+	// its threshold in some row, or every row moved together.
+	exitInconclusive = 4
 )
 
 // errUsage marks a usage error; the message has been printed.
@@ -75,6 +79,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errRegression):
 		fmt.Fprintf(stderr, "k6labels: %v\n", err)
 		return exitRegression
+	case errors.Is(err, errInconclusive):
+		fmt.Fprintf(stderr, "k6labels: %v\n", err)
+		return exitInconclusive
 	}
 	fmt.Fprintf(stderr, "k6labels %s: %v\n", args[0], err)
 	return exitError
@@ -102,6 +109,6 @@ Examples:
       --base-k6 base.json --k6 run.json --fail-above 10%
 
 Exit status: 0 done, 1 error, 2 usage error, 3 diff found a regression
-above --fail-above. 'k6labels <command> -h' shows a command's flags.
+above --fail-above, 4 diff could not tell (--allow-inconclusive accepts). 'k6labels <command> -h' shows a command's flags.
 `)
 }

@@ -84,7 +84,7 @@ func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := report.NewDiff(before, after, report.DiffOptions{})
+	d, err := report.NewDiff(before, after, report.DiffOptions{Detect: 0.10})
 	if err != nil {
 		return err
 	}
@@ -96,16 +96,38 @@ func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
 	return nil
 }
 
-// verdict is the one-line answer: which routes got costlier.
+// verdict is the answer: which routes got costlier, and which the diff
+// could not have seen get 10% costlier. It never says that no route got
+// costlier when a route was inconclusive.
 func verdict(d *report.Diff) string {
-	var worse []string
+	var worse, unsure []string
 	for _, dr := range d.Rows {
-		if dr.Verdict == report.Worse && len(dr.By) == 1 && dr.By[0] == report.LabelName {
+		if len(dr.By) != 1 || dr.By[0] != report.LabelName {
+			continue
+		}
+		switch dr.Verdict {
+		case report.Worse:
 			worse = append(worse, fmt.Sprintf("%s %+.1f%%", dr.Key, 100*dr.Normalized))
+		case report.Inconclusive:
+			unsure = append(unsure, fmt.Sprintf("%s (sees %s at best)", dr.Key, report.Change(dr.Detectable)))
 		}
 	}
-	if len(worse) == 0 {
-		return "Verdict: no route got costlier per request beyond sampling noise."
+	var b strings.Builder
+	switch {
+	case len(worse) > 0:
+		b.WriteString("Verdict: CPU per request grew beyond noise on " + strings.Join(worse, ", "))
+	case len(unsure) > 0:
+		b.WriteString("Verdict: cannot tell: no route got costlier beyond noise, but a change of " + report.Change(d.Detect) + " could have been within noise too")
+	default:
+		b.WriteString("Verdict: no route got costlier per request beyond noise")
 	}
-	return "Verdict: CPU per request grew beyond sampling noise on " + strings.Join(worse, ", ") + "; no other route did."
+	if len(worse) > 0 && len(unsure) > 0 {
+		b.WriteString("; cannot tell for " + strings.Join(unsure, ", ") + ": a " + report.Change(d.Detect) + " change there could have been within noise")
+	} else if len(unsure) > 0 {
+		b.WriteString(" on " + strings.Join(unsure, ", "))
+	}
+	if u := d.Uniform; u != nil {
+		fmt.Fprintf(&b, "; every route moved together, %s (a slower machine, or a change every request takes)", report.Change(u.Change))
+	}
+	return b.String() + "."
 }

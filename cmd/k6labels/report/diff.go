@@ -23,7 +23,28 @@ type DiffOptions struct {
 	// URL path, so that host:port may differ between runs.
 	MatchName bool
 	Grew      int // functions listed per costlier row; 0 = 5
+	// RunSD is σ, the least between-run spread of a row's CPU per request
+	// on the log scale (0.05 = 5%): each run adds σ² to the variance of a
+	// row's log change. 0 means [DefaultRunSD]; negative means none.
+	RunSD float64
+	// Detect is the smallest change a "same" verdict vouches for (0.10 =
+	// 10%): a row within noise that the test could not see change by
+	// Detect at 80% power is "inconclusive". 0 means 0.10.
+	Detect float64
+	// RequestCV is the assumed coefficient of variation of one request's
+	// CPU (its spread adds RequestCV²/requests per run); 0 means 1,
+	// negative none.
+	RequestCV float64
 }
+
+// DefaultRunSD is the default σ of [DiffOptions.RunSD]: the spread of an
+// unchanged route's CPU per request between real runs of the demo service
+// on a shared 2-core machine was 4–6% per run.
+const DefaultRunSD = 0.05
+
+// power is the probability at which a row's smallest detectable change
+// is computed.
+const power = 0.8
 
 // minMedianRows is the fewest k6_name rows the median normalization needs:
 // with fewer, one costlier route moves the median (simulated: with 3 routes
@@ -47,9 +68,25 @@ type Diff struct {
 	Normalize string
 	Speed     float64
 	Alpha     float64
-	Tested    int // rows in the test family
-	Rows      []DiffRow
-	Notes     []string
+	// RunSD is σ used for the between-run spread (the floor, or the
+	// estimate from the reference rows when larger); Detect is the change
+	// a "same" verdict vouches for.
+	RunSD, RunSpread, Detect float64
+	Tested                   int // rows in the test family
+	Rows                     []DiffRow
+	// Uniform is set when every reference row moved together beyond
+	// noise: one finding, not one regression per row.
+	Uniform *Shift
+	// Warnings say why the answer is weaker than asked (the text shows
+	// them first); Notes are remarks.
+	Warnings []string
+	Notes    []string
+
+	stat     []rowStat
+	eligible []int   // reference rows with minSamples in both runs
+	tau2     float64 // between-run variance of a row's log change
+	method   string  // normalization applied: none, median, uniform, total, row:KEY
+	control  int     // the control row of row:KEY
 }
 
 // A DiffRow is one row of both reports, matched by its key.
@@ -63,11 +100,19 @@ type DiffRow struct {
 	// Raw and Normalized are the change, after/before − 1: +Inf for a row
 	// that burned no CPU before and some after, NaN if not comparable.
 	Raw, Normalized float64
-	Low, High       float64 // 95% interval of Normalized (not adjusted for the family)
-	P               float64 // two-sided p-value of "no change" (1 if untested)
-	Beyond          bool    // rejected by Holm's procedure at Alpha
-	Verdict         string  // worse, better, same, few samples, in _overflow?, reference, only before, only after
-	Grew            []FuncChange
+	// Speed is the machine-speed factor this row is divided by: made
+	// without the row itself and the rows it overlaps; 1 without.
+	Speed     float64
+	Low, High float64 // 95% interval of Normalized (not adjusted for the family)
+	P         float64 // two-sided p-value of "no change" (1 if untested)
+	Beyond    bool    // rejected by Holm's procedure at Alpha
+	// Detectable is the smallest change the family's test sees in this row
+	// with 80% power (NaN if untested); Longer is how many times longer the
+	// runs must be for it to reach Detect (+Inf: no length is enough).
+	Detectable, Longer float64
+	atLength           float64 // the smallest detectable change with runs of any length
+	Verdict            string  // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+	Grew               []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.
@@ -78,14 +123,17 @@ type FuncChange struct {
 
 // The verdicts of a DiffRow.
 const (
-	Worse      = "worse"
-	Better     = "better"
-	Same       = "same"
-	FewSamples = "few samples"
-	InOverflow = "in _overflow?" // a side's row is InOverflow: not tested
-	Reference  = "reference"
-	OnlyBefore = "only before"
-	OnlyAfter  = "only after"
+	Worse  = "worse"
+	Better = "better"
+	Same   = "same"
+	// Inconclusive: within noise, but a change of Detect would likely
+	// have been within noise too.
+	Inconclusive = "inconclusive"
+	FewSamples   = "few samples"
+	InOverflow   = "in _overflow?" // a side's row is InOverflow: not tested
+	Reference    = "reference"
+	OnlyBefore   = "only before"
+	OnlyAfter    = "only after"
 )
 
 // NewDiff compares before and after row by row. Each row's change is
@@ -100,8 +148,23 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	if opts.Grew == 0 {
 		opts.Grew = 5
 	}
+	switch {
+	case opts.RunSD == 0:
+		opts.RunSD = DefaultRunSD
+	case opts.RunSD < 0:
+		opts.RunSD = 0
+	}
+	if opts.Detect == 0 {
+		opts.Detect = 0.10
+	}
+	switch {
+	case opts.RequestCV == 0:
+		opts.RequestCV = 1
+	case opts.RequestCV < 0:
+		opts.RequestCV = 0
+	}
 	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests,
-		MatchName: opts.MatchName, Alpha: opts.Alpha, Speed: 1, Normalize: "none"}
+		MatchName: opts.MatchName, Alpha: opts.Alpha, Speed: 1, Normalize: "none", RunSD: opts.RunSD, Detect: opts.Detect}
 	if !d.PerRequest {
 		d.Notes = append(d.Notes, "no k6 results for both runs: rows compare shares of the k6-labelled CPU, which move when the request mix moves, not only when a request gets costlier; pass --base-k6 and --k6 for CPU per request")
 	}
@@ -114,11 +177,12 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	if len(d.Rows) == 0 {
 		return nil, fmt.Errorf("%w: the two reports have no scenario or name rows to compare", ErrNoData)
 	}
-	weights, extra, err := d.speed(opts.Normalize)
-	if err != nil {
+	d.stats(opts.RequestCV)
+	if err := d.speed(opts.Normalize); err != nil {
 		return nil, err
 	}
-	d.test(weights, extra)
+	d.uniform()
+	d.test()
 	d.grew(opts.Grew)
 	return d, nil
 }
@@ -184,7 +248,7 @@ func (d *Diff) match(g Grouping) {
 	}
 	for _, k := range bkeys {
 		d.Rows = append(d.Rows, DiffRow{By: g, Key: k, Before: b[k], After: a[k], Raw: math.NaN(), Normalized: math.NaN(),
-			Low: math.NaN(), High: math.NaN(), P: 1})
+			Speed: 1, Low: math.NaN(), High: math.NaN(), P: 1, Detectable: math.NaN(), Longer: math.NaN()})
 	}
 }
 
@@ -220,118 +284,359 @@ func (d *Diff) logRatio(dr *DiffRow) (float64, float64) {
 	return l2 - l1, v1 + v2
 }
 
-// speed sets the machine-speed factor and returns the weights of the rows
-// it was made of (index into d.Rows) and the variance of its log from
-// samples outside the rows, for the test.
-func (d *Diff) speed(method string) (map[int]float64, float64, error) {
+// rowStat is a row's raw change and the parts of its variance, for the
+// test and the machine-speed factor.
+type rowStat struct {
+	ok   bool    // both sides comparable
+	l    float64 // log of after/before rate (Haldane's +½)
+	a    float64 // variance that shrinks with the run's length: Poisson + per-request spread
+	tau2 float64 // between-run variance of the row's log change (2σ² or the estimate)
+	elig bool    // a reference row with minSamples or more in both runs
+}
+
+// stats computes every row's rowStat and the between-run variance: the
+// floor 2σ², raised to the robust estimate from the reference rows (all of
+// them, or all but the row itself for a reference row) where larger.
+func (d *Diff) stats(cv float64) {
+	d.stat = make([]rowStat, len(d.Rows))
+	for i := range d.Rows {
+		dr, st := &d.Rows[i], &d.stat[i]
+		if dr.Before == nil || dr.After == nil || dr.Before.InOverflow || dr.After.InOverflow || !d.comparable(dr) {
+			continue
+		}
+		st.ok = true
+		st.l, st.a = d.logRatio(dr)
+		if d.PerRequest {
+			st.a += cv * cv * (1/float64(dr.Before.Requests) + 1/float64(dr.After.Requests))
+		}
+	}
+	floor := 2 * d.RunSD * d.RunSD
+	d.eligible = nil
+	for _, i := range d.reference() {
+		dr := &d.Rows[i]
+		if d.stat[i].ok && dr.Before.Samples >= minSamples && dr.After.Samples >= minSamples {
+			d.stat[i].elig = true
+			d.eligible = append(d.eligible, i)
+		}
+	}
+	estimate := func(skip int) float64 {
+		var x, v []float64
+		for _, j := range d.eligible {
+			if j != skip {
+				x, v = append(x, d.stat[j].l), append(v, d.stat[j].a)
+			}
+		}
+		t, ok := excessVariance(x, v)
+		if !ok {
+			return floor
+		}
+		return max(floor, t)
+	}
+	d.tau2 = estimate(-1)
+	for i := range d.stat {
+		if d.stat[i].elig {
+			d.stat[i].tau2 = estimate(i)
+		} else {
+			d.stat[i].tau2 = d.tau2
+		}
+	}
+	d.RunSpread = math.Sqrt(d.tau2 / 2)
+}
+
+// labelValues returns a row's label values by label name, k6_name as
+// matched (URL path unless MatchName).
+func (d *Diff) labelValues(dr *DiffRow) map[string]string {
+	row := dr.Before
+	if row == nil {
+		row = dr.After
+	}
+	m := map[string]string{}
+	for i, label := range row.By {
+		v := row.Values[i]
+		if label == LabelName && !d.MatchName {
+			v = URLPath(v)
+		}
+		m[label] = v
+	}
+	return m
+}
+
+// overlaps returns the reference rows whose requests may be among row i's:
+// the row itself, or those whose labels agree with it where both have the
+// label; a scenario row overlaps the name rows its scenario × name rows
+// name (all of them without scenario × name rows).
+func (d *Diff) overlaps(i int) map[int]bool {
+	out := map[int]bool{}
+	for _, j := range d.eligible {
+		if j == i {
+			out[j] = true
+		}
+	}
+	if d.stat[i].elig || slices.Contains(d.reference(), i) {
+		return out
+	}
+	vi := d.labelValues(&d.Rows[i])
+	_, hasName := vi[LabelName]
+	var pairs []map[string]string
+	if !hasName {
+		for k := range d.Rows {
+			if slices.Equal(d.Rows[k].By, ByScenarioName) {
+				pairs = append(pairs, d.labelValues(&d.Rows[k]))
+			}
+		}
+	}
+	for _, j := range d.eligible {
+		vj := d.labelValues(&d.Rows[j])
+		agree, common := true, 0
+		for label, v := range vi {
+			if w, ok := vj[label]; ok {
+				common++
+				agree = agree && v == w
+			}
+		}
+		if common == 0 && len(pairs) > 0 {
+			// A scenario row and a name row: overlapping when a scenario ×
+			// name row holds both.
+			agree = slices.ContainsFunc(pairs, func(p map[string]string) bool {
+				for label, v := range vi {
+					if p[label] != v {
+						return false
+					}
+				}
+				for label, v := range vj {
+					if p[label] != v {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		if agree {
+			out[j] = true
+		}
+	}
+	return out
+}
+
+// A factor is the machine-speed factor one row is divided by: its log and
+// the parts of its variance (shrinking with the run's length, and not).
+type factor struct {
+	log, a, b float64
+}
+
+// speed chooses the normalization and sets the header's factor (from every
+// eligible reference row). Each row is then divided by a factor made
+// without itself or the rows it overlaps ([Diff.factorFor]).
+func (d *Diff) speed(method string) error {
 	if !d.PerRequest {
 		if method != "" && method != "none" {
 			d.Notes = append(d.Notes, "shares need no machine-speed normalization: --normalize ignored")
 		}
-		return nil, 0, nil
+		d.method = "none"
+		return nil
 	}
 	ref := d.reference()
 	switch {
 	case method == "" || method == "median":
-		var idx []int
-		var logs []float64
-		for _, i := range ref {
-			dr := &d.Rows[i]
-			if d.comparable(dr) && dr.Before.Samples >= minSamples && dr.After.Samples >= minSamples {
-				l, _ := d.logRatio(dr)
-				idx = append(idx, i)
-				logs = append(logs, l)
-			}
-		}
-		if len(idx) < minMedianRows {
-			d.Notes = append(d.Notes, fmt.Sprintf("machine speed not normalized: --normalize median needs %d k6_name rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, minSamples, len(idx)))
+		if len(d.eligible) < minMedianRows {
 			d.Normalize = "none (too few rows for median)"
-			return nil, 0, nil
+			d.method = "none"
+			d.Warnings = append(d.Warnings, fmt.Sprintf("machine speed NOT normalized: --normalize median needs %d %s rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, groupTitle(d.Rows[ref[0]].By), minSamples, len(d.eligible)))
+			return nil
 		}
-		// The median finds the rows that did not change; the factor is
-		// the precision-weighted mean of the median row(s) and the rows
-		// within 3 of their own standard errors of it: less noisy than
-		// the median row alone, and a precise row that changed stays out.
-		w := median(logs)
-		var m float64
-		for j := range idx {
-			m += w[j] * logs[j]
-		}
-		var sumPrec float64
-		prec := map[int]float64{}
-		for j, i := range idx {
-			_, v := d.logRatio(&d.Rows[i])
-			if math.Abs(logs[j]-m) <= 3*math.Sqrt(v) || w[j] > 0 {
-				prec[j] = 1 / v
-				sumPrec += 1 / v
-			}
-		}
-		weights := map[int]float64{}
-		var s float64
-		for j, pr := range prec {
-			weights[idx[j]] = pr / sumPrec
-			s += pr / sumPrec * logs[j]
-		}
-		d.Normalize, d.Speed = "median", math.Exp(s)
-		return weights, 0, nil
+		d.method = "median"
 	case method == "none":
-		return nil, 0, nil
+		d.method = "none"
+		return nil
 	case method == "total":
-		l1, v1 := logRate(d.Before.K6.Samples, float64(d.Before.Requests))
-		l2, v2 := logRate(d.After.K6.Samples, float64(d.After.Requests))
-		d.Normalize, d.Speed = "total", math.Exp(l2-l1)
-		return nil, v1 + v2, nil
+		d.method = "total"
 	case strings.HasPrefix(method, "row:"):
 		key := strings.TrimPrefix(method, "row:")
 		for _, i := range ref {
-			if dr := &d.Rows[i]; dr.Key == key && d.comparable(dr) {
-				l, _ := d.logRatio(dr)
-				d.Normalize, d.Speed = method, math.Exp(l)
-				return map[int]float64{i: 1}, 0, nil
+			if dr := &d.Rows[i]; dr.Key == key && d.stat[i].ok {
+				d.method, d.control = method, i
+				d.Normalize = method
+				d.Speed = math.Exp(d.stat[i].l)
+				return nil
 			}
 		}
 		var keys []string
 		for _, i := range ref {
 			keys = append(keys, d.Rows[i].Key)
 		}
-		return nil, 0, fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, groupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
+		return fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, groupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
+	default:
+		return fmt.Errorf("--normalize: unknown method %q: use median, total, none or row:KEY", method)
 	}
-	return nil, 0, fmt.Errorf("--normalize: unknown method %q: use median, total, none or row:KEY", method)
-}
-
-// reference returns the indexes of the rows the machine speed is estimated
-// from: the k6_name rows, or else the finest grouping there is.
-func (d *Diff) reference() []int {
-	for _, g := range []Grouping{ByName, ByScenarioName, ByScenario} {
-		var idx []int
-		for i := range d.Rows {
-			if slices.Equal(d.Rows[i].By, g) {
-				idx = append(idx, i)
-			}
-		}
-		if len(idx) > 0 {
-			return idx
-		}
-	}
+	d.Normalize = d.method
+	d.Speed = math.Exp(d.factorFor(-1).log)
 	return nil
 }
 
-// test computes every row's change and runs the beyond-noise test. The
-// normalized log change of row i is l_i − Σ w_j l_j; its variance is
-// Σ_j (δ_ij − w_j)² v_j over the reference rows (independent samples), plus
-// v_i for a row outside them (it overlaps them, so this overstates it).
-func (d *Diff) test(weights map[int]float64, extra float64) {
-	logS, varS := math.Log(d.Speed), extra
-	ref := map[int]bool{}
-	for i, w := range weights {
-		_, v := d.logRatio(&d.Rows[i])
-		varS += w * w * v
-		ref[i] = true
+// factorFor returns the factor row i is divided by (i = −1: the header's,
+// from all rows): made from the eligible reference rows that do not
+// overlap row i; from all of them when too few remain (the variance then
+// overstates, as the row and the factor share samples).
+func (d *Diff) factorFor(i int) factor {
+	skip := map[int]bool{}
+	if i >= 0 {
+		skip = d.overlaps(i)
 	}
-	refGroup := d.reference()
-	var tested []int
-	var ps, ls []float64
+	var others []int
+	for _, j := range d.eligible {
+		if !skip[j] {
+			others = append(others, j)
+		}
+	}
+	switch d.method {
+	case "median", "uniform":
+		need := 1
+		if d.method == "median" {
+			need = minMedianRows - 1
+		}
+		if len(others) < need {
+			others = d.eligible
+		}
+		ls := make([]float64, len(others))
+		vs := make([]float64, len(others))
+		for k, j := range others {
+			ls[k], vs[k] = d.stat[j].l, d.stat[j].a+d.tau2
+		}
+		var w []float64
+		if d.method == "median" {
+			w = nearMedianWeights(ls, vs)
+		} else {
+			w = precisionWeights(vs)
+		}
+		var f factor
+		for k, j := range others {
+			f.log += w[k] * ls[k]
+			f.a += w[k] * w[k] * d.stat[j].a
+			f.b += w[k] * w[k] * d.tau2
+		}
+		return f
+	case "total":
+		k1, k2 := d.Before.K6.Samples, d.After.K6.Samples
+		n1, n2 := d.Before.Requests, d.After.Requests
+		for j := range skip {
+			k1, k2 = k1-d.Rows[j].Before.Samples, k2-d.Rows[j].After.Samples
+			n1, n2 = n1-d.Rows[j].Before.Requests, n2-d.Rows[j].After.Requests
+		}
+		if k1 <= 0 || k2 <= 0 || n1 <= 0 || n2 <= 0 {
+			k1, k2, n1, n2 = d.Before.K6.Samples, d.After.K6.Samples, d.Before.Requests, d.After.Requests
+		}
+		l1, v1 := logRate(k1, float64(n1))
+		l2, v2 := logRate(k2, float64(n2))
+		f := factor{log: l2 - l1, a: v1 + v2}
+		if len(d.eligible) > 0 {
+			f.b = d.tau2 / float64(len(d.eligible))
+		}
+		return f
+	case "none":
+		return factor{}
+	}
+	// row:KEY
+	c := d.control
+	return factor{log: d.stat[c].l, a: d.stat[c].a, b: d.stat[c].tau2}
+}
+
+// nearMedianWeights returns the weights of the factor of --normalize
+// median: the median of x finds the rows that did not change; the factor
+// is the precision-weighted mean (variances v) of the median row(s) and
+// the rows within 3 of their own standard errors of it.
+func nearMedianWeights(x, v []float64) []float64 {
+	w := median(x)
+	var m float64
+	for j := range x {
+		m += w[j] * x[j]
+	}
+	out := make([]float64, len(x))
+	var sum float64
+	for j := range x {
+		if math.Abs(x[j]-m) <= 3*math.Sqrt(v[j]) || w[j] > 0 {
+			out[j] = 1 / v[j]
+			sum += out[j]
+		}
+	}
+	for j := range out {
+		out[j] /= sum
+	}
+	return out
+}
+
+// precisionWeights returns weights proportional to 1/v, summing to 1.
+func precisionWeights(v []float64) []float64 {
+	out := make([]float64, len(v))
+	var sum float64
+	for j := range v {
+		out[j] = 1 / v[j]
+		sum += out[j]
+	}
+	for j := range out {
+		out[j] /= sum
+	}
+	return out
+}
+
+// A Shift is every reference row moving together, found in the raw
+// changes: a slower (or faster) machine, or a change on a path every
+// request takes; the diff cannot tell which.
+type Shift struct {
+	Change, Low, High float64 // the common change (after/before − 1) and its 95% interval
+	Rows              int     // the rows that moved together
+	P                 float64 // two-sided p-value of "no common change"
+}
+
+// uniform looks for a common change of the eligible reference rows: their
+// precision-weighted mean log change beyond noise at Alpha, every row's
+// change of its sign (all but a tenth with many rows), and the rows consistent with one change (Cochran's
+// Q not rejected at Alpha). With median normalization impossible, rows
+// are then divided by the common change of the others.
+func (d *Diff) uniform() {
+	m := len(d.eligible)
+	if m < 2 {
+		return
+	}
+	var sw, swl float64
+	for _, j := range d.eligible {
+		w := 1 / (d.stat[j].a + d.tau2)
+		sw += w
+		swl += w * d.stat[j].l
+	}
+	mu, se := swl/sw, math.Sqrt(1/sw)
+	var q float64
+	opposite := 0
+	for _, j := range d.eligible {
+		st := d.stat[j]
+		q += (st.l - mu) * (st.l - mu) / (st.a + d.tau2)
+		if st.l*mu <= 0 {
+			opposite++
+		}
+	}
+	// Every row the same way; with many rows, a tenth may not by noise.
+	if opposite > m/10 {
+		return
+	}
+	p := normalTwoSided(mu / se)
+	if p > d.Alpha || chiSquareUpper(q, m-1) < d.Alpha {
+		return
+	}
 	z := normalQuantile(0.975)
+	d.Uniform = &Shift{Change: math.Exp(mu) - 1, Low: math.Exp(mu-z*se) - 1, High: math.Exp(mu+z*se) - 1, Rows: m, P: p}
+	if d.method == "none" && strings.HasPrefix(d.Normalize, "none (") {
+		d.method, d.Normalize = "uniform", "uniform"
+		d.Speed = math.Exp(mu)
+	}
+}
+
+// test computes every row's change and runs the beyond-noise test: the
+// row's log change minus its factor's, over the square root of the sum of
+// their variances; Holm's procedure over all tested rows. A row within
+// noise whose smallest detectable change exceeds Detect is inconclusive.
+func (d *Diff) test() {
+	z := normalQuantile(0.975)
+	var tested []int
+	var ps, ls, as, bs []float64
 	for i := range d.Rows {
 		dr := &d.Rows[i]
 		switch {
@@ -348,66 +653,66 @@ func (d *Diff) test(weights map[int]float64, extra float64) {
 		}
 		dr.BeforeValue = d.measureOf(d.Before, dr.Before, dr.Before.CPU)
 		dr.AfterValue = d.measureOf(d.After, dr.After, dr.After.CPU)
-		if !d.comparable(dr) {
+		st := d.stat[i]
+		if !st.ok {
 			dr.Verdict = FewSamples
 			continue
 		}
+		if strings.HasPrefix(d.method, "row:") && i == d.control {
+			dr.Speed = math.Exp(st.l)
+			dr.Raw = dr.AfterValue/dr.BeforeValue - 1
+			dr.Normalized = 0
+			dr.Verdict = Reference
+			continue
+		}
+		f := d.factorFor(i)
+		dr.Speed = math.Exp(f.log)
 		switch {
 		case dr.BeforeValue > 0:
 			dr.Raw = dr.AfterValue/dr.BeforeValue - 1
-			dr.Normalized = (1+dr.Raw)/d.Speed - 1
+			dr.Normalized = (1+dr.Raw)/dr.Speed - 1
 		case dr.AfterValue > 0:
 			dr.Raw, dr.Normalized = math.Inf(1), math.Inf(1)
-		}
-		l, v := d.logRatio(dr)
-		l -= logS
-		if slices.Contains(refGroup, i) && len(ref) > 0 {
-			// In the reference grouping: exact variance of the difference.
-			v = 0
-			for j, w := range weights {
-				_, vj := d.logRatio(&d.Rows[j])
-				delta := 0.0
-				if j == i {
-					delta = 1
-				}
-				v += (delta - w) * (delta - w) * vj
-			}
-			if !ref[i] {
-				_, vi := d.logRatio(dr)
-				v += vi
-			}
-		} else {
-			v += varS
 		}
 		if dr.Before.Samples+dr.After.Samples < minSamples {
 			dr.Verdict = FewSamples
 			continue
 		}
-		if v < 1e-12 {
-			dr.Verdict = Reference
-			continue
-		}
-		sd := math.Sqrt(v)
+		l := st.l - f.log
+		a, b := st.a+f.a, st.tau2+f.b
+		sd := math.Sqrt(a + b)
 		dr.Low, dr.High = math.Exp(l-z*sd)-1, math.Exp(l+z*sd)-1
 		dr.P = normalTwoSided(l / sd)
 		tested = append(tested, i)
-		ps = append(ps, dr.P)
-		ls = append(ls, l)
+		ps, ls, as, bs = append(ps, dr.P), append(ls, l), append(as, a), append(bs, b)
 	}
 	d.Tested = len(tested)
-	defer d.uniformNote(refGroup)
 	for j, rej := range holm(ps, d.Alpha) {
 		dr := &d.Rows[tested[j]]
 		dr.Beyond = rej
+		// The smallest change the family's test sees with 80% power: the
+		// first rejection of Holm's procedure is at Alpha / rows tested.
+		level := d.Alpha / float64(d.Tested)
+		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level, power)) - 1
+		target := math.Log1p(d.Detect) / detectable(1, level, power)
+		target *= target
+		dr.atLength = math.Exp(detectable(bs[j], level, power)) - 1
+		dr.Longer = math.Inf(1)
+		if target > bs[j] {
+			dr.Longer = max(1, as[j]/(target-bs[j]))
+		}
 		switch {
 		case rej && ls[j] > 0:
 			dr.Verdict = Worse
 		case rej:
 			dr.Verdict = Better
+		case dr.Detectable > d.Detect:
+			dr.Verdict = Inconclusive
 		default:
 			dr.Verdict = Same
 		}
 	}
+	d.uniformNote()
 }
 
 // grew lists, for each row that got worse, the functions whose self CPU per
@@ -428,7 +733,7 @@ func (d *Diff) grew(n int) {
 		var out []FuncChange
 		for f := range names {
 			fc := FuncChange{Name: f, Before: d.measureOf(d.Before, dr.Before, dr.Before.self[f].CPU),
-				After: d.measureOf(d.After, dr.After, dr.After.self[f].CPU) / d.Speed}
+				After: d.measureOf(d.After, dr.After, dr.After.self[f].CPU) / dr.Speed}
 			if fc.After > fc.Before {
 				out = append(out, fc)
 			}
@@ -509,23 +814,76 @@ func elapsed(r *Report) string {
 	return fmt.Sprintf(", %d requests in %.1fs", r.Requests, r.End.Sub(r.Start).Round(100*time.Millisecond).Seconds())
 }
 
-// uniformNote adds a note when every tested row of the reference grouping
-// got worse (or better): what a change of machine speed looks like.
-func (d *Diff) uniformNote(ref []int) {
-	n, worse, better := 0, 0, 0
-	for _, i := range ref {
-		switch d.Rows[i].Verdict {
-		case Worse:
-			worse++
-		case Better:
-			better++
-		case Same:
-		default:
-			continue
+// uniformNote adds the finding of a common change to the notes and says
+// what the verdicts did with it.
+func (d *Diff) uniformNote() {
+	u := d.Uniform
+	if u == nil {
+		return
+	}
+	what := fmt.Sprintf("all %d %s rows moved together, %s (95%% interval %s … %s): a slower or faster machine, or a change on a path every request takes; the diff cannot tell which", u.Rows, groupTitle(d.Rows[d.eligible[0]].By), Change(u.Change), Change(u.Low), Change(u.High))
+	switch d.method {
+	case "uniform":
+		d.Warnings = append(d.Warnings, what+"; the rows are compared with the others' common change, and --fail-above treats a common change above it as inconclusive")
+	case "none":
+		d.Notes = append(d.Notes, what+"; not normalized (--normalize none), so each row shows it")
+	default:
+		d.Notes = append(d.Notes, what+"; --normalize "+d.Normalize+" divides it out")
+	}
+}
+
+// Inconclusive returns the rows whose verdict is inconclusive: within
+// noise, though the diff could not have seen a change of Detect in them.
+func (d *Diff) Inconclusive() []DiffRow {
+	var out []DiffRow
+	for _, dr := range d.Rows {
+		if dr.Verdict == Inconclusive {
+			out = append(out, dr)
 		}
-		n++
 	}
-	if n >= 2 && (worse == n || better == n) {
-		d.Notes = append(d.Notes, fmt.Sprintf("every compared row changed the same way: a change of machine speed (CPU frequency, a busier host) looks like this; --normalize %s divides it out", map[bool]string{true: "total or row:KEY", false: "median"}[n < minMedianRows]))
+	return out
+}
+
+// UniformAbove tells whether the rows were compared with their common
+// change (too few rows for median normalization) and that change is
+// costlier than threshold: the gate cannot tell a slower machine from a
+// costlier path of every request.
+func (d *Diff) UniformAbove(threshold float64) bool {
+	return d.method == "uniform" && d.Uniform != nil && d.Uniform.Change > threshold
+}
+
+// TestableAfter describes what would make an inconclusive row testable:
+// runs Longer times as long (with the requests and seconds that means), or
+// that no run length is enough.
+func (d *Diff) TestableAfter(dr *DiffRow) string {
+	if math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer) {
+		return fmt.Sprintf("no run length is enough: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", 100*d.RunSpread, Change(dr.atLength))
 	}
+	f := dr.Longer
+	s := fmt.Sprintf("runs %.1f× as long would make it testable", f)
+	if dr.After != nil && dr.After.Requests > 0 && d.PerRequest {
+		s += fmt.Sprintf(" (about %d requests of this row per run", int64(math.Ceil(f*float64(max(dr.Before.Requests, dr.After.Requests)))))
+		if sec := d.After.End.Sub(d.After.Start).Seconds(); sec > 0 {
+			s += fmt.Sprintf(", %.0f s", math.Ceil(f*sec))
+		}
+		s += ")"
+	}
+	return s
+}
+
+// reference returns the indexes of the rows the machine speed is estimated
+// from: the k6_name rows, or else the finest grouping there is.
+func (d *Diff) reference() []int {
+	for _, g := range []Grouping{ByName, ByScenarioName, ByScenario} {
+		var idx []int
+		for i := range d.Rows {
+			if slices.Equal(d.Rows[i].By, g) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 0 {
+			return idx
+		}
+	}
+	return nil
 }

@@ -24,17 +24,23 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	} else {
 		itemf(w, f, "Rows are matched by URL path: k6_name holds scheme://host:port, which may differ between runs (--match name to match full names).")
 	}
+	for _, warn := range d.Warnings {
+		itemf(w, f, "WARNING: %s.", warn)
+	}
 	switch {
+	case d.Normalize == "uniform":
+		itemf(w, f, "Machine speed: every row's change is divided by the common change of the other rows (%s over all).", Change(d.Speed-1))
 	case strings.HasPrefix(d.Normalize, "none"):
-		if d.PerRequest {
+		if d.PerRequest && len(d.Warnings) == 0 {
 			itemf(w, f, "Changes are not normalized for machine speed (raw = normalized).")
 		}
 	default:
 		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
 			Change(d.Speed-1), describeNormalize(d.Normalize))
 	}
-	itemf(w, f, "Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
-		100*d.Alpha, d.Tested)
+	itemf(w, f, "Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
+		100*d.RunSpread, 100*d.Alpha, d.Tested)
+	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", Change(d.Detect))
 	fmt.Fprintln(w)
 	var groups []Grouping
 	for _, dr := range d.Rows {
@@ -43,7 +49,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 	}
 	for _, g := range groups {
-		t := &table{head: []string{groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "verdict"}}
+		t := &table{head: []string{groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict"}}
 		for _, dr := range d.Rows {
 			if !slices.Equal(dr.By, g) {
 				continue
@@ -58,7 +64,11 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 			if !math.IsNaN(dr.Low) {
 				interval = Change(dr.Low) + " … " + Change(dr.High)
 			}
-			t.add(append(cells, interval, dr.Verdict)...)
+			detect := ""
+			if !math.IsNaN(dr.Detectable) {
+				detect = "±" + strings.TrimPrefix(Change(dr.Detectable), "+")
+			}
+			t.add(append(cells, interval, detect, dr.Verdict)...)
 		}
 		t.write(w, f)
 	}
@@ -85,8 +95,20 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 		t.write(w, f)
 	}
+	inconclusive := d.Inconclusive()
 	if !worse {
-		fmt.Fprintln(w, "No row got costlier beyond sampling noise.")
+		if len(inconclusive) > 0 {
+			fmt.Fprintln(w, "No row got costlier beyond noise, but the diff cannot vouch for every row:")
+		} else {
+			fmt.Fprintln(w, "No row got costlier beyond noise.")
+		}
+		fmt.Fprintln(w)
+	}
+	if len(inconclusive) > 0 {
+		heading(w, f, 3, "Inconclusive rows: within noise, but a change of "+Change(d.Detect)+" could have been too")
+		for _, dr := range inconclusive {
+			itemf(w, f, "%s=%s: the smallest change the test would see is %s; %s.", strings.Join(dr.By, ","), dr.Key, Change(dr.Detectable), d.TestableAfter(&dr))
+		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range d.Notes {
@@ -98,9 +120,9 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 func describeNormalize(m string) string {
 	switch m {
 	case "median":
-		return "the mean change of the k6_name rows near their median, --normalize median, the default"
+		return "the mean change of the k6_name rows near their median, --normalize median, the default; each row's factor is made without it"
 	case "total":
-		return "the change of the run's k6-labelled CPU per request, --normalize total"
+		return "the change of the run's k6-labelled CPU per request, --normalize total; each row's factor is made without its own CPU"
 	}
 	return "the change of the control row " + strings.TrimPrefix(m, "row:") + ", --normalize " + m
 }
@@ -120,9 +142,13 @@ type (
 		Speed      float64       `json:"speed_factor"` // machine-speed factor (after / before for the same work); 1 without normalization
 		Alpha      float64       `json:"alpha"`        // family-wise false alarm rate of the test
 		Tested     int           `json:"rows_tested"`  // rows in the test family
-		Rows       []jsonDiffRow `json:"rows"`         // grouping by grouping
-		Notes      []string      `json:"notes"`        // remarks the text output shows as "Note:"
-		Regression bool          `json:"any_worse"`    // some row's verdict is worse
+		RunSD      float64       `json:"run_sd"`       // σ of the between-run spread used (per run, log scale)
+		Detect     float64       `json:"detect"`       // the change a "same" verdict vouches for
+		Uniform    *jsonShift    `json:"uniform_change,omitempty"`
+		Warnings   []string      `json:"warnings"`  // why the answer is weaker than asked
+		Rows       []jsonDiffRow `json:"rows"`      // grouping by grouping
+		Notes      []string      `json:"notes"`     // remarks the text output shows as "Note:"
+		Regression bool          `json:"any_worse"` // some row's verdict is worse
 	}
 	// jsonDiffSide is one run of the diff.
 	jsonDiffSide struct {
@@ -144,8 +170,18 @@ type (
 		High          *float64         `json:"normalized_change_high,omitempty"` // its upper end
 		P             float64          `json:"p_value"`                          // two-sided p-value of no change; 1 if untested
 		Beyond        bool             `json:"beyond_noise"`                     // rejected by Holm's procedure at alpha
-		Verdict       string           `json:"verdict"`                          // worse, better, same, few samples, in _overflow?, reference, only before, only after
+		Speed         float64          `json:"speed_factor"`                     // the factor this row is divided by (made without it)
+		Detectable    *float64         `json:"detectable_change,omitempty"`      // smallest change seen with 80% power
+		Longer        *float64         `json:"testable_at_length,omitempty"`     // inconclusive rows: runs this many times as long reach detect; absent when none does
+		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
+	}
+	// jsonShift is every reference row moving together.
+	jsonShift struct {
+		Change float64 `json:"change"` // the common change
+		Low    float64 `json:"low"`    // its 95% interval
+		High   float64 `json:"high"`
+		Rows   int     `json:"rows"` // rows that moved together
 	}
 	// jsonFuncChange is a function's self CPU per request (or share) in
 	// both runs, after normalized.
@@ -174,7 +210,11 @@ func side(r *Report) jsonDiffSide {
 
 func (d *Diff) jsonDiff() jsonDiff {
 	j := jsonDiff{Version: 1, Measure: "share_of_k6", Before: side(d.Before), After: side(d.After), MatchBy: "url_path",
-		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, Rows: []jsonDiffRow{}, Notes: append([]string{}, d.Notes...)}
+		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, RunSD: d.RunSpread, Detect: d.Detect,
+		Warnings: append([]string{}, d.Warnings...), Rows: []jsonDiffRow{}, Notes: append([]string{}, d.Notes...)}
+	if u := d.Uniform; u != nil {
+		j.Uniform = &jsonShift{u.Change, u.Low, u.High, u.Rows}
+	}
 	if d.PerRequest {
 		j.Measure = "cpu_per_request_ms"
 	}
@@ -183,7 +223,10 @@ func (d *Diff) jsonDiff() jsonDiff {
 	}
 	for _, dr := range d.Rows {
 		jr := jsonDiffRow{By: dr.By, Key: dr.Key, Raw: num(dr.Raw), Normalized: num(dr.Normalized), Low: num(dr.Low), High: num(dr.High),
-			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict}
+			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable)}
+		if dr.Verdict == Inconclusive {
+			jr.Longer = num(dr.Longer)
+		}
 		if dr.Before != nil {
 			jr.BeforeSamples = dr.Before.Samples
 		}

@@ -79,3 +79,74 @@ func median(x []float64) []float64 {
 	}
 	return w
 }
+
+// chiSquareUpper returns P(X ≥ q) for X chi-squared with k degrees of
+// freedom, by the Wilson–Hilferty cube-root approximation (within 0.005 of
+// the exact tail from k = 1 on at the 5% point).
+func chiSquareUpper(q float64, k int) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if q <= 0 {
+		return 1
+	}
+	kf := float64(k)
+	s := 2 / (9 * kf)
+	z := (math.Cbrt(q/kf) - (1 - s)) / math.Sqrt(s)
+	return 0.5 * math.Erfc(z/math.Sqrt2)
+}
+
+// excessVariance estimates τ², the variance of the rows' log changes x
+// beyond their known variances v: DerSimonian and Laird's moment estimator
+// of random-effects meta-analysis, over the rows within 3.5 robust
+// standard deviations (1.4826 × the median absolute deviation) of the
+// median, so that a row that truly changed does not inflate it; raised by
+// one standard error of a variance estimate, √(2/(n−1)), for the rows
+// being few. ok is false with fewer than 4 rows: too few to estimate it.
+func excessVariance(x, v []float64) (tau2 float64, ok bool) {
+	if len(x) < 4 {
+		return 0, false
+	}
+	center := func(y []float64) float64 {
+		w := median(y)
+		var c float64
+		for i := range y {
+			c += w[i] * y[i]
+		}
+		return c
+	}
+	c := center(x)
+	dev := make([]float64, len(x))
+	for i := range x {
+		dev[i] = math.Abs(x[i] - c)
+	}
+	limit := 3.5 * 1.4826 * center(dev)
+	var sw, sw2, swx float64
+	n := 0
+	for i := range x {
+		if dev[i] <= limit || limit == 0 {
+			w := 1 / v[i]
+			sw, sw2, swx = sw+w, sw2+w*w, swx+w*x[i]
+			n++
+		}
+	}
+	if n < 4 {
+		return 0, false
+	}
+	mu := swx / sw
+	var q float64
+	for i := range x {
+		if dev[i] <= limit || limit == 0 {
+			q += (x[i] - mu) * (x[i] - mu) / v[i]
+		}
+	}
+	tau2 = max(0, (q-float64(n-1))/(sw-sw2/sw))
+	return tau2 * (1 + math.Sqrt(2/float64(n-1))), true
+}
+
+// detectable returns the smallest log change a two-sided z test at level
+// alpha detects with probability power, given the variance of the
+// estimate: (z_{1−α/2} + z_power) · √variance.
+func detectable(variance, alpha, power float64) float64 {
+	return (normalQuantile(1-alpha/2) + normalQuantile(power)) * math.Sqrt(variance)
+}
