@@ -38,6 +38,7 @@ type common struct {
 	format    string
 	by        string
 	hc        *http.Client
+	pyro      pyroFlags
 }
 
 func newCommon(name, synopsis, about string, stderr io.Writer) *common {
@@ -55,10 +56,10 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 func (c *common) pyroscopeFlags() {
 	c.fs.StringVar(&c.pyroscope, "pyroscope", "", "read merged profiles from the Pyroscope server at `URL` instead of pprof profiles")
 	c.fs.StringVar(&c.service, "service", "", "with --pyroscope: the service `name` (service_name label, the application name pyroscope-go pushes under)")
-	c.fs.DurationVar(&c.margin, "margin", report.PyroscopeWindow, "with --pyroscope and k6 results: query this much before and after the run (at least pyroscope-go's 30s CPU window)")
 	c.fs.StringVar(&c.start, "start", "", "with --pyroscope: window start (RFC 3339), instead of the k6 results' time range")
 	c.fs.StringVar(&c.end, "end", "", "with --pyroscope: window end (RFC 3339)")
 	c.fs.DurationVar(&c.since, "since", time.Hour, "with --pyroscope and no k6 results or --start: the window is the last `duration`")
+	c.pyro.register(c.fs)
 }
 
 // parse parses args and checks the common flags; it prints usage errors.
@@ -78,10 +79,7 @@ func (c *common) parse(args []string) error {
 	if c.pyroscope == "" && c.service != "" {
 		return c.bad("--service is for --pyroscope; without it, give pprof profiles")
 	}
-	if c.pyroscope != "" && c.margin < report.PyroscopeWindow {
-		fmt.Fprintf(c.stderr, "k6labels: warning: --margin %s is less than pyroscope-go's %s CPU window: the run's first samples may be missed\n", c.margin, report.PyroscopeWindow)
-	}
-	return nil
+	return c.checkPyroscope()
 }
 
 // bad prints a usage error and returns errUsage.
@@ -157,13 +155,11 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	opts.RunID = s.runID
 	opts.Progress = c.progress()
 	var src report.Source
+	var notes []string
 	switch {
 	case c.pyroscope != "":
-		start, end, err := c.window(opts.K6)
-		if err != nil {
-			return nil, err
-		}
-		if src, err = newPyroscopeSource(c, start, end); err != nil {
+		var err error
+		if src, opts.RunID, notes, err = c.pyroscopeSource(ctx, opts.K6, s.runID); err != nil {
 			return nil, err
 		}
 	case len(s.profiles) > 0:
@@ -179,7 +175,12 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 			return nil, err
 		}
 	}
-	return report.New(ctx, src, opts)
+	r, err := report.New(ctx, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.Notes = append(r.Notes, notes...)
+	return r, nil
 }
 
 // readProfiles reads profiles at once, so that URLs of several replicas
@@ -207,6 +208,7 @@ Profiles are pprof CPU profile files or /debug/pprof/profile URLs (merged when
 several), or with --pyroscope the merged profiles of one service.
 `, stderr)
 	c.pyroscopeFlags()
+	c.runFlags()
 	var s side
 	var top int
 	var topAll bool
@@ -246,6 +248,7 @@ matched by URL path. It writes the two merged profiles and prints the
 go tool pprof command of the worst row's diff flame graph.
 `, stderr)
 	c.pyroscopeFlags()
+	c.runFlags()
 	var before, after side
 	var failAbove, normalize, match, writeTo string
 	var alpha float64
@@ -345,7 +348,7 @@ so the run itself may start up to 30 s after the first).
 	if c.pyroscope == "" {
 		return c.bad("runs needs --pyroscope URL and --service NAME")
 	}
-	start, end, err := c.window(nil)
+	start, end, err := c.runsWindow()
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,7 @@ func TestPyroscopeReport(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			if rep.TestRunID != id || !pyrClose(rep.K6CPUSeconds, pyrTotals[id]) || !pyrClose(rep.Unlabelled, 1.03) ||
-				!pyrClose(rep.CPUSeconds, 23.77+23.09+1.03) || rep.Requests != map[string]int64{"fx1": 7273, "fx2": 6971}[id] {
+				!pyrClose(rep.CPUSeconds, pyrTotals[id]+1.03) || rep.Requests != map[string]int64{"fx1": 7273, "fx2": 6971}[id] {
 				t.Errorf("header: run %q, k6 CPU %v (README %v), unlabelled %v (1.03), all %v, requests %d",
 					rep.TestRunID, rep.K6CPUSeconds, pyrTotals[id], rep.Unlabelled, rep.CPUSeconds, rep.Requests)
 			}
@@ -396,6 +396,7 @@ func TestPyroscopeWindowFromK6(t *testing.T) {
 	}
 	c := newCommon("report", "", "", &bytes.Buffer{})
 	c.pyroscopeFlags()
+	c.runFlags()
 	if err := c.parse([]string{"--pyroscope", "http://127.0.0.1:1", "--service", pyrService}); err != nil {
 		t.Fatal(err)
 	}
