@@ -256,7 +256,8 @@ func (c *Client) call(ctx context.Context, procedure, contentType string, body [
 	for attempt := 0; ; attempt++ {
 		data, retryAfter, err := c.once(ctx, procedure, contentType, body)
 		var pe *Error
-		if err == nil || attempt == MaxRetries || !errors.As(err, &pe) || !retryable(pe.Status) {
+		isAnswer := errors.As(err, &pe)
+		if err == nil || attempt == MaxRetries || !isAnswer || !retryable(pe.Status) {
 			if err != nil && pe != nil && attempt > 0 {
 				pe.Attempts = attempt + 1
 			}
