@@ -30,8 +30,24 @@ const (
 const defaultWait = 45 * time.Second
 
 // pollEvery is how often the command asks whether the run's last window is
-// uploaded while it waits; tests shorten it.
-var pollEvery = 5 * time.Second
+// uploaded while it waits.
+const pollEvery = 5 * time.Second
+
+// now and sleep are the clock of the wait for uploads; tests replace them
+// with a simulated clock that the replay server shares.
+var (
+	now   = time.Now
+	sleep = func(ctx context.Context, d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
+)
 
 // errIncomplete is returned under --strict when the run's last window is
 // not yet in Pyroscope after --wait.
@@ -278,42 +294,32 @@ const uploadsDone = 2*report.PyroscopeWindow + 15*time.Second
 // waiting brings nothing. It returns why the answer may be incomplete, or
 // "" when it is not.
 func (c *common) waitUploaded(ctx context.Context, src *report.PyroscopeSource, end time.Time) (string, error) {
-	deadline := time.Now().Add(c.pyro.wait)
+	deadline := now().Add(c.pyro.wait)
 	if last := end.Add(uploadsDone); last.Before(deadline) {
 		deadline = last
 	}
 	told := false
-	var newest time.Time
 	for {
-		ok, n, err := src.Uploaded(ctx, end, time.Now())
+		ok, err := src.Uploaded(ctx, end, now())
 		if err != nil {
 			return "", err
 		}
 		if ok {
 			return "", nil
 		}
-		newest = n
-		left := time.Until(deadline)
+		left := deadline.Sub(now())
 		if left <= 0 {
 			break
 		}
 		if !told {
 			fmt.Fprintf(c.stderr, "k6labels: waiting up to %s (--wait) for Pyroscope to hold the run's last %s CPU window (pyroscope-go uploads each when it ends)…\n",
-				c.pyro.wait, report.PyroscopeWindow)
+				left.Round(time.Second), report.PyroscopeWindow)
 			told = true
 		}
-		t := time.NewTimer(min(pollEvery, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, min(pollEvery, left)); err != nil {
+			return "", err
 		}
 	}
-	seen := "has no profile of the service since " + end.Add(-report.PyroscopeWindow).UTC().Format(time.RFC3339)
-	if !newest.IsZero() {
-		seen = "'s newest profile of the service is stamped " + newest.UTC().Format(time.RFC3339)
-	}
-	return fmt.Sprintf("the run's last CPU window may not be uploaded yet: the run ended %s and Pyroscope%s, not within %s of the end (pyroscope-go stamps a profile with the start of its %s window and uploads it when the window ends; waited up to %s, --wait), so the CPU may be too low",
-		end.UTC().Format(time.RFC3339), seen, report.PyroscopeWindow, report.PyroscopeWindow, c.pyro.wait), nil
+	return fmt.Sprintf("Pyroscope may not hold all of the run's CPU yet: no profile of the service is stamped after %s (the run's end, %s, less pyroscope-go's %s window: it stamps a profile with the start of its window and uploads it when the window ends); waited up to %s (--wait), so the CPU may be too low",
+		end.Add(-report.PyroscopeWindow).UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), report.PyroscopeWindow, c.pyro.wait), nil
 }

@@ -307,9 +307,8 @@ func maxTime(a, b time.Time) time.Time {
 // end − [PyroscopeWindow]. pyroscope-go stamps a profile with the start of
 // its 30 s window and uploads it when the window ends, so that one is the
 // window holding end or a later one. It asks SelectSeries of the whole
-// service (no run: idle CPU counts too) in 1 s steps up to now, and returns
-// the stamp of the newest profile it saw (zero if none).
-func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (bool, time.Time, error) {
+// service (no run: idle CPU counts too) in 1 s steps up to now.
+func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (bool, error) {
 	from := end.Add(-PyroscopeWindow).Truncate(time.Second)
 	to := end.Add(PyroscopeWindow)
 	if now.Before(to) {
@@ -321,17 +320,18 @@ func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (boo
 	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service), Start: from, End: to}
 	series, err := s.c.SelectSeries(ctx, q, nil, time.Second)
 	if err != nil {
-		return false, time.Time{}, s.wrap(err)
+		return false, s.wrap(err)
 	}
-	var newest time.Time
 	for _, ser := range series {
 		for _, p := range ser.Points {
-			if stamp := p.Time.Add(-time.Second); p.Value > 0 && stamp.After(newest) {
-				newest = stamp
+			// The step (t−1s, t] holds the stamp: after end − window
+			// when t−1s is not before it.
+			if p.Value > 0 && !p.Time.Add(-time.Second).Before(end.Add(-PyroscopeWindow)) {
+				return true, nil
 			}
 		}
 	}
-	return !newest.IsZero() && !newest.Before(end.Add(-PyroscopeWindow)), newest, nil
+	return false, nil
 }
 
 // LocalOutside returns the CPU of a local k6 run's samples (k6 labels, no

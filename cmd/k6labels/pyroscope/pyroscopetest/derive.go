@@ -168,7 +168,7 @@ func (s *Server) deriveSeries(body []byte) ([]byte, string, bool) {
 			}
 			for _, p := range ser.Points {
 				t, err := strconv.ParseInt(p.Timestamp, 10, 64)
-				if err != nil || t < req.Start || t > req.End || !s.visible(t) {
+				if err != nil || t < req.Start || t > req.End || !s.visible(t, time.Duration(step)*time.Millisecond) {
 					continue
 				}
 				sums[k][t] += p.Value
@@ -287,20 +287,22 @@ func mergeWindow(x Exchange) [2]int64 {
 	return w
 }
 
-// visible tells whether a point whose step ends at t ms has been uploaded
-// by the server's clock (SetClock): a profile is uploaded when its window
-// ends, at the latest the step's end plus the window.
-func (s *Server) visible(t int64) bool {
+// visible tells whether a point whose step of length step ends at t ms
+// has been uploaded by the server's clock (SetClock): a profile is
+// uploaded when its window ends, for the step's earliest profile its
+// start plus the window.
+func (s *Server) visible(t int64, step time.Duration) bool {
 	if s.clock == nil {
 		return true
 	}
-	return !time.UnixMilli(t).Add(s.window).After(s.clock())
+	return !time.UnixMilli(t).Add(s.window - step).After(s.now)
 }
 
 // SetClock makes the server's SelectSeries answers hold only the points
-// uploaded by now(): a point is hidden until its step's end plus window
-// (pyroscope-go uploads each CPU window when it ends), so that a test sees
-// the answers fill in as now() advances. Merged profiles are not changed.
+// uploaded by now(), read once per request: a point is hidden until its
+// step's start plus window (pyroscope-go uploads each CPU window when it
+// ends), so that a test sees the answers fill in as now() advances.
+// Merged profiles and label values are not changed.
 func (s *Server) SetClock(now func() time.Time, window time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -309,16 +311,18 @@ func (s *Server) SetClock(now func() time.Time, window time.Duration) {
 
 // hideUnuploaded returns a recorded SelectSeries answer without the points
 // the clock hides.
-func (s *Server) hideUnuploaded(resp []byte) []byte {
+func (s *Server) hideUnuploaded(body, resp []byte) []byte {
 	var ans seriesAnswer
-	if s.clock == nil || json.Unmarshal(resp, &ans) != nil {
+	var req seriesRequest
+	if s.clock == nil || json.Unmarshal(resp, &ans) != nil || json.Unmarshal(body, &req) != nil {
 		return resp
 	}
+	step := time.Duration(req.Step * float64(time.Second))
 	var out seriesAnswer
 	for _, ser := range ans.Series {
 		var pts []seriesPoint
 		for _, p := range ser.Points {
-			if t, err := strconv.ParseInt(p.Timestamp, 10, 64); err == nil && s.visible(t) {
+			if t, err := strconv.ParseInt(p.Timestamp, 10, 64); err == nil && s.visible(t, step) {
 				pts = append(pts, p)
 			}
 		}

@@ -173,6 +173,7 @@ type Server struct {
 	unmatched int
 	clock     func() time.Time
 	window    time.Duration
+	now       time.Time // clock() when the request being answered came
 }
 
 // NewServer starts a server that replays exchanges and is closed when the
@@ -231,6 +232,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ct := mediaType(r.Header.Get("Content-Type"))
 	got := normalize(ct, body)
 	s.mu.Lock()
+	if s.clock != nil {
+		s.now = s.clock()
+	}
 	var match *Exchange
 	for i := range s.exchanges {
 		x := &s.exchanges[i]
@@ -270,7 +274,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.hits[match.Name]++
 	x := *match
 	if strings.HasSuffix(x.Path, "/SelectSeries") && x.Status == http.StatusOK {
-		x.Response = s.hideUnuploaded(x.Response)
+		x.Response = s.hideUnuploaded(x.Body, x.Response)
 	}
 	s.mu.Unlock()
 	for k, vs := range x.Header {
