@@ -146,9 +146,8 @@ func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) 
 // is. The series without a run id are split by k6_scenario, then those
 // without a scenario by k6_name: queries made only when there are some.
 //
-// Scoped to a run id, the first query is of that run's samples alone and
-// the local-run series the others find are dropped; scoped to [LocalRun],
-// there is no first query.
+// Scoped to a run id, there are two queries: that run's samples, and those
+// without any k6 label; scoped to [LocalRun], there is no first query.
 func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope.Series, error) {
 	out := map[string][]pyroscope.Series{}
 	found := 0
@@ -178,6 +177,20 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 		}
 		found = len(series)
 	}
+	if s.run != "" && s.run != LocalRun {
+		// The samples without any k6 label, in one query that reads no
+		// other run's.
+		none := []pyroscope.Matcher{{Name: LabelRunID}, {Name: LabelScenario}, {Name: LabelName}}
+		series, err := s.c.SelectSeries(ctx, s.unscoped(none...), nil, seriesStep)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		out[""] = series
+		if found+len(series) == 0 {
+			return nil, s.noData(ctx)
+		}
+		return out, nil
+	}
 	unlabelled := []pyroscope.Matcher{{Name: LabelRunID}}
 	for _, label := range []string{LabelScenario, LabelName} {
 		series, err := s.c.SelectSeries(ctx, s.unscoped(unlabelled...), []string{label}, seriesStep)
@@ -186,10 +199,9 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 		}
 		var rest []pyroscope.Series
 		for _, ser := range series {
-			switch {
-			case ser.Labels[label] == "":
+			if ser.Labels[label] == "" {
 				rest = append(rest, ser)
-			case s.run == "" || s.run == LocalRun:
+			} else {
 				out[LocalRun] = append(out[LocalRun], ser)
 			}
 			found++
