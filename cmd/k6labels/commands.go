@@ -337,9 +337,11 @@ go tool pprof command of the worst row's diff flame graph.
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("runs", "--pyroscope URL --service NAME [flags]",
 		`Lists the k6 test run ids a Pyroscope server has CPU profiles of for one
-service, with the time range of their points (SelectSeries grouped by
-k6_test_run_id; points are stamped at the start of pyroscope-go's CPU window,
-so the run itself may start up to 30 s after the first).
+service, with the time range of their points: SelectSeries grouped by
+k6_test_run_id in 15 s steps on a fixed grid (the window is widened to whole
+steps), each point the end of the step holding a profile's stamp, the start
+of its 30 s CPU window. A run's requests lie between 15 s before its first
+point and 30 s after its last.
 `, stderr)
 	c.pyroscopeFlags()
 	if err := c.parse(args); err != nil {
