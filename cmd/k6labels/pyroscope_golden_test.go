@@ -1,9 +1,14 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
 )
 
 // TestPyroscopeRunsGolden: the text of runs is the same for two windows a
@@ -61,5 +66,49 @@ func TestPyroscopeFlagsPerCommand(t *testing.T) {
 		if strings.Contains(help, "(default 45s)") != (cmd != "runs") {
 			t.Errorf("%s -h: --wait's default:\n%s", cmd, help)
 		}
+	}
+}
+
+// TestPyroscopeDiffProfilesSayWhichRow: the profiles diff writes from
+// Pyroscope are the worst row's; each says which run and row it holds, in a
+// comment (server, selector, window) and as labels on its samples.
+func TestPyroscopeDiffProfilesSayWhichRow(t *testing.T) {
+	srv, _, fx := pyrServer(t)
+	dir := t.TempDir()
+	code, out, errOut := pyrRun(t, pyrArgs("diff", srv.URL,
+		"--base-k6", filepath.Join(fx, "k6", "run-fx1.json.gz"), "--base-run-id", "fx1",
+		"--k6", filepath.Join(fx, "k6", "run-fx2.json.gz"), "--run-id", "fx2",
+		"--by", "name", "--write-profiles", filepath.Join(dir, "d"))...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	var names []string
+	for i, run := range []string{"fx1", "fx2"} {
+		f, err := os.Open(filepath.Join(dir, []string{"d.before.pb.gz", "d.after.pb.gz"}[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.Parse(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment := strings.Join(p.Comments, "\n")
+		prefix := "k6labels: Pyroscope URL " + pyroscope.CPUProfileType + ` {service_name="rideshare.k6labels",k6_test_run_id="` + run + `",k6_name="http://127.0.0.1:18080/`
+		if got := strings.ReplaceAll(comment, srv.URL, "URL"); !strings.HasPrefix(got, prefix) || !strings.HasSuffix(got, `"} from 2026-12-02T18:02:15Z to 2026-12-02T18:04:00Z`) {
+			t.Errorf("%s: comment %q, want %s…", run, got, prefix)
+		}
+		if len(p.Sample) == 0 {
+			t.Fatalf("%s: no samples", run)
+		}
+		for _, s := range p.Sample {
+			if len(s.Label["k6_test_run_id"]) != 1 || s.Label["k6_test_run_id"][0] != run || len(s.Label["k6_name"]) != 1 {
+				t.Fatalf("%s: sample labels %v", run, s.Label)
+			}
+		}
+		names = append(names, p.Sample[0].Label["k6_name"][0])
+	}
+	if names[0] != names[1] {
+		t.Errorf("the two files hold rows %q and %q", names[0], names[1])
 	}
 }

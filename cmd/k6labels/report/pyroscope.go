@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -255,7 +256,8 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 	for i, m := range match {
 		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value, Not: m.Not}
 	}
-	p, err := s.c.SelectMergeProfile(ctx, s.query(ms...))
+	q := s.query(ms...)
+	p, err := s.c.SelectMergeProfile(ctx, q)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -264,7 +266,53 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 			return nil, err
 		}
 	}
+	name(p, s.url, q)
 	return p, nil
+}
+
+// name says in p which selection it holds, for the files diff writes:
+// a comment (go tool pprof -comments) with the server, selector and
+// window, and the selector's label values on every sample (-tags), as
+// Pyroscope's merged profiles carry none.
+func name(p *profile.Profile, url string, q pyroscope.Query) {
+	p.Comments = append(p.Comments, fmt.Sprintf("k6labels: Pyroscope %s %s %s from %s to %s", url, q.ProfileType, q.Selector,
+		q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339)))
+	labels := map[string][]string{}
+	for _, m := range selectorValues(q.Selector) {
+		labels[m[0]] = []string{m[1]}
+	}
+	for _, smp := range p.Sample {
+		if smp.Label == nil {
+			smp.Label = map[string][]string{}
+		}
+		for k, v := range labels {
+			smp.Label[k] = v
+		}
+	}
+}
+
+// selectorValues returns the name="value" pairs of a selector made by
+// [pyroscope.Selector] whose value is not empty (not != matchers).
+func selectorValues(sel string) [][2]string {
+	var out [][2]string
+	s := strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}")
+	for s != "" {
+		i := strings.IndexAny(s, "!=")
+		if i <= 0 {
+			break
+		}
+		label, not := s[:i], s[i] == '!'
+		s = strings.TrimPrefix(s[i:], "!")[1:]
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			break
+		}
+		s = strings.TrimPrefix(s[len(q):], ",")
+		if v, _ := strconv.Unquote(q); !not && v != "" {
+			out = append(out, [2]string{label, v})
+		}
+	}
+	return out
 }
 
 // Runs lists the k6 test runs of the source's window, by first point; a
