@@ -40,6 +40,7 @@ type common struct {
 	args      []string // positional arguments, wherever they stood among the flags
 	save      string   // --write-profiles PREFIX: keep the profiles read
 	force     bool     // --force: overwrite the files --write-profiles names
+	pyro      pyroFlags
 }
 
 func newCommon(name, synopsis, about string, stderr io.Writer) *common {
@@ -57,10 +58,10 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 func (c *common) pyroscopeFlags() {
 	c.fs.StringVar(&c.pyroscope, "pyroscope", "", "read merged profiles from the Pyroscope server at `URL` instead of pprof profiles")
 	c.fs.StringVar(&c.service, "service", "", "with --pyroscope: the service `name` (service_name label, the application name pyroscope-go pushes under)")
-	c.fs.DurationVar(&c.margin, "margin", report.PyroscopeWindow, "with --pyroscope and k6 results: query this much before and after the run (at least pyroscope-go's 30s CPU window)")
 	c.fs.StringVar(&c.start, "start", "", "with --pyroscope: window start (RFC 3339), instead of the k6 results' time range")
 	c.fs.StringVar(&c.end, "end", "", "with --pyroscope: window end (RFC 3339)")
 	c.fs.DurationVar(&c.since, "since", time.Hour, "with --pyroscope and no k6 results or --start: the window is the last `duration`")
+	c.pyro.register(c.fs)
 }
 
 // parse parses args and checks the common flags; it prints usage errors.
@@ -83,10 +84,7 @@ func (c *common) parse(args []string) error {
 	if c.pyroscope == "" && c.service != "" {
 		return c.bad("--service is for --pyroscope; without it, give pprof profiles")
 	}
-	if c.pyroscope != "" && c.margin < report.PyroscopeWindow {
-		fmt.Fprintf(c.stderr, "k6labels: warning: --margin %s is less than pyroscope-go's %s CPU window: the run's first samples may be missed\n", c.margin, report.PyroscopeWindow)
-	}
-	return nil
+	return c.checkPyroscope()
 }
 
 // bad prints a usage error and returns errUsage.
@@ -162,6 +160,7 @@ Profiles are pprof CPU profile files or /debug/pprof/profile URLs (merged when
 several), or with --pyroscope the merged profiles of one service.
 `, stderr)
 	c.pyroscopeFlags()
+	c.runFlags()
 	var s side
 	var top int
 	var topAll bool
@@ -208,6 +207,7 @@ matched by URL path. With --write-profiles it writes the two merged profiles
 and prints the go tool pprof command of the worst row's diff flame graph.
 `, stderr)
 	c.pyroscopeFlags()
+	c.runFlags()
 	var before, after side
 	var failAbove, normalize, match string
 	var alpha, runSD float64
@@ -316,9 +316,11 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("runs", "--pyroscope URL --service NAME [flags]",
 		`Lists the k6 test run ids a Pyroscope server has CPU profiles of for one
-service, with the time range of their points (SelectSeries grouped by
-k6_test_run_id; points are stamped at the start of pyroscope-go's CPU window,
-so the run itself may start up to 30 s after the first).
+service, with the time range of their points: SelectSeries grouped by
+k6_test_run_id in 15 s steps on a fixed grid (the window is widened to whole
+steps), each point the end of the step holding a profile's stamp, the start
+of its 30 s CPU window. A run's requests lie between 15 s before its first
+point and 30 s after its last.
 `, stderr)
 	c.pyroscopeFlags()
 	if err := c.parse(args); err != nil {
@@ -327,7 +329,7 @@ so the run itself may start up to 30 s after the first).
 	if c.pyroscope == "" {
 		return c.bad("runs needs --pyroscope URL and --service NAME")
 	}
-	start, end, err := c.window(nil)
+	start, end, err := c.runsWindow()
 	if err != nil {
 		return err
 	}

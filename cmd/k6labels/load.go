@@ -106,16 +106,17 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
 			return nil, err
 		}
-		start, end, err := c.window(opts.K6)
+		src, runID, notes, err := c.pyroscopeSource(ctx, opts.K6, s.runID)
 		if err != nil {
 			return nil, err
 		}
-		src, err := newPyroscopeSource(c, start, end)
-		if err != nil {
-			return nil, err
-		}
+		opts.RunID = runID
 		r, err := report.New(ctx, src, opts)
-		if err == nil && len(s.save) > 0 && r.Profile() != nil {
+		if err != nil {
+			return nil, err
+		}
+		r.Notes = append(r.Notes, notes...)
+		if len(s.save) > 0 && r.Profile() != nil {
 			err = report.WriteProfile(s.save[0], r.Profile(), c.force)
 		}
 		return r, err

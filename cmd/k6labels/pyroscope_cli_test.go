@@ -63,6 +63,23 @@ func pyrServer(t *testing.T) (*pyroscopetest.Server, []pyroscopetest.Exchange, s
 			}
 			srv.Add(y)
 		}
+		// Not recorded: the series without any of the three labels, which
+		// a report of one run asks for its "no k6 labels" CPU: the same
+		// one series again.
+		y := x
+		y.Name = "07 without any k6 label"
+		y.Body = bytes.Replace(y.Body, []byte(`rideshare.k6labels\"}`), []byte(`rideshare.k6labels\",k6_test_run_id=\"\",k6_scenario=\"\",k6_name=\"\"}`), 1)
+		y.Body = bytes.Replace(y.Body, []byte(`,"group_by":["k6_test_run_id"]`), nil, 1)
+		var resp struct{ Series []map[string]json.RawMessage }
+		if err := json.Unmarshal(x.Response, &resp); err != nil {
+			t.Fatal(err)
+		}
+		for _, ser := range resp.Series {
+			if ser["labels"] == nil {
+				y.Response = []byte(`{"series":[{"points":` + string(ser["points"]) + `}]}`)
+			}
+		}
+		srv.Add(y)
 	}
 	return srv, xs, fx
 }
@@ -397,6 +414,7 @@ func TestPyroscopeWindowFromK6(t *testing.T) {
 	}
 	c := newCommon("report", "", "", &bytes.Buffer{})
 	c.pyroscopeFlags()
+	c.runFlags()
 	if err := c.parse([]string{"--pyroscope", "http://127.0.0.1:1", "--service", pyrService}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ package pyroscope
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,8 +39,30 @@ const ServiceLabel = "service_name"
 // servicePath is the Connect service every method is under.
 const servicePath = "/querier.v1.QuerierService/"
 
-// maxAnswer bounds the bytes read from one answer.
-const maxAnswer = 1 << 30
+// DefaultMaxAnswer bounds the bytes of one answer, after any gzip
+// decompression, unless [WithMaxAnswer] says otherwise. Real answers are a
+// few MB.
+const DefaultMaxAnswer = 64 << 20
+
+// DefaultTimeout bounds one exchange (request, answer and its body) unless
+// [WithTimeout] says otherwise. Real queries take 0.1–2 s.
+const DefaultTimeout = 30 * time.Second
+
+// MaxRetries is how many times a request is repeated after an answer of
+// HTTP 429 or 5xx (but 501), waiting 0.5 s, 1 s, then 2 s, or the answer's
+// Retry-After when it asks for at most 10 s: at most 4 attempts in all.
+const MaxRetries = 3
+
+// maxRetryAfter bounds the Retry-After the client honours.
+const maxRetryAfter = 10 * time.Second
+
+// ErrTooLarge is wrapped by the error of an answer longer than the
+// client's bound ([DefaultMaxAnswer], [WithMaxAnswer]).
+var ErrTooLarge = errors.New("pyroscope answer too large")
+
+// ErrTimeout is wrapped by the error of an exchange that took longer than
+// the client's timeout ([DefaultTimeout], [WithTimeout]).
+var ErrTimeout = errors.New("pyroscope answer too slow")
 
 // ErrUnreachable is wrapped by the errors of requests that got no HTTP
 // answer: a wrong URL, a server that is down, a refused connection.
@@ -54,16 +77,27 @@ type Error struct {
 	Status    int    // HTTP status
 	Code      string // Connect code such as "invalid_argument"; "" if none
 	Message   string // the server's message
+	Attempts  int    // requests made, when more than one (retries)
 }
 
 // Error returns the server's message with the method and status.
 func (e *Error) Error() string {
-	if e.Code != "" {
-		return fmt.Sprintf("pyroscope %s: %s: %s", e.Procedure, e.Code, e.Message)
+	tries := ""
+	if e.Attempts > 1 {
+		tries = fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
-	msg := fmt.Sprintf("pyroscope %s: HTTP %d %s from %s", e.Procedure, e.Status, http.StatusText(e.Status), e.URL)
+	if e.Code != "" {
+		return fmt.Sprintf("pyroscope %s: HTTP %d %s%s: %s: %s", e.Procedure, e.Status, http.StatusText(e.Status), tries, e.Code, e.Message)
+	}
+	msg := fmt.Sprintf("pyroscope %s: HTTP %d %s%s from %s", e.Procedure, e.Status, http.StatusText(e.Status), tries, e.URL)
 	if e.Message != "" {
 		msg += ": " + e.Message
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return msg + ": check the credentials (--user and K6LABELS_PYROSCOPE_PASSWORD, or K6LABELS_PYROSCOPE_TOKEN) and --tenant"
+	case retryable(e.Status):
+		return msg + ": the server is busy or failing; try again later"
 	}
 	return msg + ": is the URL a Pyroscope server (its HTTP port, 4040 by default)?"
 }
@@ -74,6 +108,13 @@ type Client struct {
 	hc        *http.Client
 	jsonProfs bool
 	tenant    string
+	user      string
+	password  string
+	hasBasic  bool
+	token     string
+	maxAnswer int64
+	timeout   time.Duration
+	backoff   time.Duration
 }
 
 // An Option configures a [Client].
@@ -87,29 +128,89 @@ func WithJSONProfiles() Option { return func(c *Client) { c.jsonProfs = true } }
 // with multi-tenancy on.
 func WithTenant(tenant string) Option { return func(c *Client) { c.tenant = tenant } }
 
+// WithBasicAuth sends HTTP basic auth with every request (Grafana Cloud
+// Profiles: the stack's user id and an access token). It replaces the
+// userinfo of the base URL. Neither appears in any error or URL.
+func WithBasicAuth(user, password string) Option {
+	return func(c *Client) { c.user, c.password, c.hasBasic = user, password, true }
+}
+
+// WithBearerToken sends Authorization: Bearer token with every request.
+// The token appears in no error or URL.
+func WithBearerToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithMaxAnswer bounds one answer to n bytes after decompression (n <= 0:
+// [DefaultMaxAnswer]); a longer one is an error wrapping [ErrTooLarge].
+func WithMaxAnswer(n int64) Option { return func(c *Client) { c.maxAnswer = n } }
+
+// WithTimeout bounds each exchange, body included, to d (d <= 0:
+// [DefaultTimeout]); a slower one is an error wrapping [ErrTimeout].
+func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithBackoff sets the first wait before a retry (doubled each time; d <= 0:
+// 0.5 s). For tests; see [MaxRetries].
+func WithBackoff(d time.Duration) Option { return func(c *Client) { c.backoff = d } }
+
+// Redact returns rawURL with any userinfo (user:password@) replaced by
+// "xxxxx@", also when rawURL does not parse; other text is unchanged.
+func Redact(rawURL string) string {
+	i := strings.Index(rawURL, "://")
+	if i < 0 {
+		i = -3
+	}
+	rest := rawURL[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return rawURL[:i+3] + "xxxxx" + rest[at:]
+	}
+	return rawURL
+}
+
 // NewClient returns a client of the server at baseURL (such as
 // http://pyroscope:4040, a path prefix allowed) that sends its requests
-// with hc (nil: http.DefaultClient). It fails only for a malformed URL.
+// with hc (nil: http.DefaultClient). Userinfo in baseURL becomes basic auth
+// and is left out of [Client.URL] and every message. It fails only for a
+// malformed URL.
 func NewClient(baseURL string, hc *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		return nil, fmt.Errorf("pyroscope URL %q: %w", baseURL, err)
+		return nil, fmt.Errorf("pyroscope URL %q: %w", Redact(baseURL), unwrapURL(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host:port", baseURL)
+		return nil, fmt.Errorf("pyroscope URL %q: want http://host:port or https://host:port", Redact(baseURL))
 	}
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	c := &Client{hc: hc, maxAnswer: DefaultMaxAnswer, timeout: DefaultTimeout, backoff: 500 * time.Millisecond}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.password, _ = u.User.Password()
+		c.hasBasic = true
+		u.User = nil
+	}
 	u.RawQuery, u.Fragment = "", ""
-	c := &Client{base: strings.TrimSuffix(u.String(), "/"), hc: hc}
+	c.base = strings.TrimSuffix(u.String(), "/")
 	for _, o := range opts {
 		o(c)
+	}
+	if c.maxAnswer <= 0 {
+		c.maxAnswer = DefaultMaxAnswer
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.backoff <= 0 {
+		c.backoff = 500 * time.Millisecond
 	}
 	return c, nil
 }
 
-// URL returns the server's base URL as the client uses it.
+// URL returns the server's base URL as the client uses it, without
+// userinfo.
 func (c *Client) URL() string { return c.base }
 
 // Query is what most methods select: profiles of ProfileType whose labels
@@ -148,34 +249,139 @@ func Selector(service string, ms ...Matcher) string {
 }
 
 // call posts body (JSON unless contentType says otherwise) to procedure
-// and returns the answer's body; non-200 answers become errors.
+// and returns the answer's body; non-200 answers become errors. Answers of
+// HTTP 429 and 5xx are retried (see [MaxRetries]).
 func (c *Client) call(ctx context.Context, procedure, contentType string, body []byte) ([]byte, error) {
+	wait := c.backoff
+	for attempt := 0; ; attempt++ {
+		data, retryAfter, err := c.once(ctx, procedure, contentType, body)
+		var pe *Error
+		isAnswer := errors.As(err, &pe)
+		if err == nil || attempt == MaxRetries || !isAnswer || !retryable(pe.Status) {
+			if err != nil && pe != nil && attempt > 0 {
+				pe.Attempts = attempt + 1
+			}
+			return data, err
+		}
+		d := wait
+		if retryAfter > 0 && retryAfter <= maxRetryAfter {
+			d = retryAfter
+		}
+		wait *= 2
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("pyroscope %s: %w (after %v)", procedure, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// retryable tells whether an answer's status is worth a retry: too many
+// requests, and server errors but "not implemented".
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500 && status != http.StatusNotImplemented
+}
+
+// once makes one exchange within the client's timeout.
+func (c *Client) once(ctx context.Context, procedure, contentType string, body []byte) ([]byte, time.Duration, error) {
 	u := c.base + servicePath + procedure
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, ErrTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("pyroscope %s: %w", procedure, err)
+		return nil, 0, fmt.Errorf("pyroscope %s: %w", procedure, unwrapURL(err))
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Connect-Protocol-Version", "1")
 	if c.tenant != "" {
 		req.Header.Set("X-Scope-OrgID", c.tenant)
 	}
+	if c.hasBasic {
+		req.SetBasicAuth(c.user, c.password)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("pyroscope %s: %w", procedure, ctx.Err())
+		if err := c.ctxErr(ctx, procedure); err != nil {
+			return nil, 0, err
 		}
-		return nil, fmt.Errorf("%w at %s (%s: %v)", ErrUnreachable, c.base, procedure, unwrapURL(err))
+		return nil, 0, fmt.Errorf("%w at %s (%s: %v)", ErrUnreachable, c.base, procedure, unwrapURL(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	// resp.Body is already decompressed when the server sent gzip: the
+	// bound is on what is held in memory.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
 	if err != nil {
-		return nil, fmt.Errorf("pyroscope %s: reading the answer from %s: %w", procedure, c.base, err)
+		if err := c.ctxErr(ctx, procedure); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("pyroscope %s: reading the answer from %s: %v", procedure, c.base, err)
+	}
+	if int64(len(data)) > c.maxAnswer {
+		return nil, 0, fmt.Errorf("pyroscope %s: %w: the answer from %s is longer than %s (--pyroscope-max-answer): is the URL the Pyroscope server's, and the window (--start, --end, --since) no longer than needed?",
+			procedure, ErrTooLarge, c.base, FormatBytes(c.maxAnswer))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, answerError(procedure, u, resp, data)
+		var after time.Duration
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
+			after = time.Duration(secs) * time.Second
+		}
+		e := answerError(procedure, u, resp, data)
+		e.Message = c.scrub(e.Message)
+		return nil, after, e
 	}
-	return data, nil
+	return data, 0, nil
+}
+
+// ctxErr returns the error of an exchange cut short by its context: the
+// client's timeout, or the caller's cancellation; nil otherwise.
+func (c *Client) ctxErr(ctx context.Context, procedure string) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrTimeout) {
+		return fmt.Errorf("pyroscope %s: %w: no complete answer from %s within %s (--timeout)", procedure, ErrTimeout, c.base, c.timeout)
+	}
+	return fmt.Errorf("pyroscope %s: %w", procedure, ctx.Err())
+}
+
+// FormatBytes returns n in the largest binary unit that divides it, such
+// as "64MiB", the form --pyroscope-max-answer takes.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		s    string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// ParseBytes parses a size such as 64MiB, 512KiB, 1GiB or 1048576 (bytes).
+func ParseBytes(s string) (int64, error) {
+	units := []struct {
+		s    string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.s) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.s)), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes such as 64MiB, 512KiB or 1GiB", s)
+	}
+	return n * mult, nil
 }
 
 // unwrapURL drops the *url.Error wrapper, whose text repeats the URL.
@@ -187,8 +393,24 @@ func unwrapURL(err error) error {
 	return err
 }
 
+// scrub replaces the client's secrets in s, such as a server's message
+// that echoes the request, with "xxxxx".
+func (c *Client) scrub(s string) string {
+	var secrets []string
+	if c.hasBasic && c.password != "" {
+		secrets = append(secrets, c.password, base64.StdEncoding.EncodeToString([]byte(c.user+":"+c.password)))
+	}
+	if c.token != "" {
+		secrets = append(secrets, c.token)
+	}
+	for _, x := range secrets {
+		s = strings.ReplaceAll(s, x, "xxxxx")
+	}
+	return s
+}
+
 // answerError makes the error of a non-200 answer.
-func answerError(procedure, u string, resp *http.Response, data []byte) error {
+func answerError(procedure, u string, resp *http.Response, data []byte) *Error {
 	e := &Error{Procedure: procedure, URL: u, Status: resp.StatusCode}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	var ce struct {

@@ -345,7 +345,7 @@ func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs 
 		t.add(r.ID, r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), secs(r.CPU))
 	}
 	t.write(w, f)
-	fmt.Fprintf(w, "Points are %s steps stamped where pyroscope-go's %s CPU windows start: a run may begin up to %s after its first point.\n",
-		seriesStep, PyroscopeWindow, PyroscopeWindow)
+	fmt.Fprintf(w, "A point is the end of the %s step holding a profile's stamp, the start of its %s CPU window: a run's requests lie between %s before its first point and %s after its last.\n",
+		seriesStep, PyroscopeWindow, seriesStep, PyroscopeWindow)
 	return nil
 }

@@ -99,7 +99,7 @@ func TestLocalRunBesideNamedRun(t *testing.T) {
 	}
 	k := localK6(t, 100, "http://h:1/car")
 	_, err = report.New(t.Context(), src, report.Options{K6: k})
-	if !errors.Is(err, report.ErrNoData) || !strings.Contains(err.Error(), "(local run, no test run id) (5.00s), r1 (3.00s); pass --run-id") {
+	if !errors.Is(err, report.ErrManyRuns) || !strings.HasPrefix(err.Error(), "several test runs: ") || !strings.Contains(err.Error(), "(local run, no test run id) (5.00s), r1 (3.00s); pass --run-id") {
 		t.Errorf("two runs, no --run-id: %v", err)
 	}
 	r, err := report.New(t.Context(), src, report.Options{K6: k, RunID: report.LocalRun})

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,12 +25,38 @@ type PyroscopeSource struct {
 	service    string
 	start, end time.Time
 	period     time.Duration
+	run        string // "": every run; a k6_test_run_id or LocalRun: that run only
+	totals     map[string]Count
 }
 
 // NewPyroscopeSource returns a source of service's CPU profiles on the
-// server of c between start and end; url names the server in messages.
+// server of c between start and end; url names the server in messages
+// (give c.URL(): it has no userinfo).
 func NewPyroscopeSource(c *pyroscope.Client, url, service string, start, end time.Time) *PyroscopeSource {
 	return &PyroscopeSource{c: c, url: url, service: service, start: start, end: end, period: 10 * time.Millisecond}
+}
+
+// ForRun returns a copy of s whose every query selects run id's samples (a
+// k6_test_run_id, or [LocalRun]: those with k6 labels but no run id) and
+// the samples without any k6 label, whose CPU Totals gives under "".
+// Other runs are in no answer: not in Totals, Values nor any profile.
+func (s *PyroscopeSource) ForRun(id string) *PyroscopeSource {
+	if id == s.run {
+		return s
+	}
+	c := *s
+	c.run, c.totals = id, nil
+	return &c
+}
+
+// Window returns the source's query window.
+func (s *PyroscopeSource) Window() (start, end time.Time) { return s.start, s.end }
+
+// WithWindow returns a copy of s that queries from start to end.
+func (s *PyroscopeSource) WithWindow(start, end time.Time) *PyroscopeSource {
+	c := *s
+	c.start, c.end, c.totals = start, end, nil
+	return &c
 }
 
 // String implements [Source].
@@ -36,8 +64,42 @@ func (s *PyroscopeSource) String() string {
 	return fmt.Sprintf("Pyroscope %s service %s", s.url, s.service)
 }
 
+// query returns the query of the samples matching ms in the window,
+// within the source's run when it has one.
 func (s *PyroscopeSource) query(ms ...pyroscope.Matcher) pyroscope.Query {
+	if s.run != "" {
+		scope := pyroscope.Matcher{Name: LabelRunID}
+		if s.run != LocalRun {
+			scope.Value = s.run
+		}
+		all := []pyroscope.Matcher{scope}
+		for _, m := range ms {
+			if m != scope {
+				all = append(all, m)
+			}
+		}
+		ms = all
+	}
+	return s.unscoped(ms...)
+}
+
+// unscoped returns the query of the samples matching ms in the window,
+// whatever their run.
+func (s *PyroscopeSource) unscoped(ms ...pyroscope.Matcher) pyroscope.Query {
 	return pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service, ms...), Start: s.start, End: s.end}
+}
+
+// sum returns the CPU of series' points stamped in the window: SelectSeries
+// reaches one step back before the window's start, which SelectMergeProfile
+// does not, so that point is left out for the two to agree.
+func (s *PyroscopeSource) sum(ser pyroscope.Series, step time.Duration) Count {
+	var t float64
+	for _, p := range ser.Points {
+		if !p.Time.Add(-step).Before(s.start) {
+			t += p.Value
+		}
+	}
+	return s.count(t)
 }
 
 // count converts a SelectSeries sum (nanoseconds of CPU) to a Count of
@@ -59,10 +121,14 @@ func (s *PyroscopeSource) wrap(err error) error {
 	return err
 }
 
-// Totals implements [Source] with SelectSeries grouped by k6_test_run_id.
-// It returns an error wrapping [ErrNoData] when the service has no CPU in
-// the window.
+// Totals implements [Source] with SelectSeries grouped by k6_test_run_id
+// (or of the source's run). It returns an error wrapping [ErrNoData] when
+// the service has no CPU in the window. The answer is kept: asked again,
+// it makes no query.
 func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) {
+	if s.totals != nil {
+		return maps.Clone(s.totals), nil
+	}
 	byRun, err := s.runSeries(ctx)
 	if err != nil {
 		return nil, err
@@ -70,45 +136,76 @@ func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) 
 	out := map[string]Count{}
 	for id, series := range byRun {
 		for _, ser := range series {
-			out[id] = out[id].add(s.count(ser.Sum()))
+			out[id] = out[id].add(s.sum(ser, seriesStep))
 		}
 	}
+	s.totals = maps.Clone(out)
 	return out, nil
 }
 
 // runSeries returns the service's SelectSeries by run id, keyed as Totals
 // is. The series without a run id are split by k6_scenario, then those
 // without a scenario by k6_name: queries made only when there are some.
+//
+// Scoped to a run id, there are two queries: that run's samples, and those
+// without any k6 label; scoped to [LocalRun], there is no first query.
 func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope.Series, error) {
-	series, err := s.c.SelectSeries(ctx, s.query(), []string{LabelRunID}, seriesStep)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	if len(series) == 0 {
-		return nil, s.noData(ctx)
-	}
 	out := map[string][]pyroscope.Series{}
-	for _, ser := range series {
-		if id := ser.Labels[LabelRunID]; id != "" {
-			out[id] = append(out[id], ser)
+	found := 0
+	if s.run != LocalRun {
+		var groupBy []string
+		if s.run == "" {
+			groupBy = []string{LabelRunID}
 		}
+		series, err := s.c.SelectSeries(ctx, s.query(), groupBy, seriesStep)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		for _, ser := range series {
+			id := ser.Labels[LabelRunID]
+			if s.run != "" {
+				id = s.run
+			}
+			if id != "" {
+				out[id] = append(out[id], ser)
+			}
+		}
+		if s.run == "" && len(out) == len(series) {
+			if len(series) == 0 {
+				return nil, s.noData(ctx)
+			}
+			return out, nil
+		}
+		found = len(series)
 	}
-	if len(out) == len(series) {
+	if s.run != "" && s.run != LocalRun {
+		// The samples without any k6 label, in one query that reads no
+		// other run's.
+		none := []pyroscope.Matcher{{Name: LabelRunID}, {Name: LabelScenario}, {Name: LabelName}}
+		series, err := s.c.SelectSeries(ctx, s.unscoped(none...), nil, seriesStep)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		out[""] = series
+		if found+len(series) == 0 {
+			return nil, s.noData(ctx)
+		}
 		return out, nil
 	}
 	unlabelled := []pyroscope.Matcher{{Name: LabelRunID}}
 	for _, label := range []string{LabelScenario, LabelName} {
-		series, err := s.c.SelectSeries(ctx, s.query(unlabelled...), []string{label}, seriesStep)
+		series, err := s.c.SelectSeries(ctx, s.unscoped(unlabelled...), []string{label}, seriesStep)
 		if err != nil {
 			return nil, s.wrap(err)
 		}
 		var rest []pyroscope.Series
 		for _, ser := range series {
-			if ser.Labels[label] != "" {
-				out[LocalRun] = append(out[LocalRun], ser)
-			} else {
+			if ser.Labels[label] == "" {
 				rest = append(rest, ser)
+			} else {
+				out[LocalRun] = append(out[LocalRun], ser)
 			}
+			found++
 		}
 		out[""] = rest
 		if len(rest) == 0 {
@@ -116,14 +213,24 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 		}
 		unlabelled = append(unlabelled, pyroscope.Matcher{Name: label})
 	}
+	if found == 0 {
+		return nil, s.noData(ctx)
+	}
 	return out, nil
 }
 
 // noData returns the error for a service without CPU in the window, naming
 // the services the server has when it tells.
 func (s *PyroscopeSource) noData(ctx context.Context) error {
-	msg := fmt.Sprintf("Pyroscope %s has no CPU profiles (%s) of service %q from %s to %s",
-		s.url, pyroscope.CPUProfileType, s.service, s.start.UTC().Format(time.RFC3339), s.end.UTC().Format(time.RFC3339))
+	of := ""
+	switch {
+	case s.run == LocalRun:
+		of = " of a local k6 run or without k6 labels"
+	case s.run != "":
+		of = fmt.Sprintf(" with %s=%q or without k6 labels", LabelRunID, s.run)
+	}
+	msg := fmt.Sprintf("Pyroscope %s has no CPU profiles (%s) of service %q%s from %s to %s",
+		s.url, pyroscope.CPUProfileType, s.service, of, s.start.UTC().Format(time.RFC3339), s.end.UTC().Format(time.RFC3339))
 	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Start: s.start, End: s.end} // no selector: every service
 	if names, err := s.c.LabelValues(ctx, pyroscope.ServiceLabel, q); err == nil && len(names) > 0 {
 		slices.Sort(names)
@@ -149,7 +256,8 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 	for i, m := range match {
 		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value, Not: m.Not}
 	}
-	p, err := s.c.SelectMergeProfile(ctx, s.query(ms...))
+	q := s.query(ms...)
+	p, err := s.c.SelectMergeProfile(ctx, q)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -158,7 +266,53 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 			return nil, err
 		}
 	}
+	name(p, s.url, q)
 	return p, nil
+}
+
+// name says in p which selection it holds, for the files diff writes:
+// a comment (go tool pprof -comments) with the server, selector and
+// window, and the selector's label values on every sample (-tags), as
+// Pyroscope's merged profiles carry none.
+func name(p *profile.Profile, url string, q pyroscope.Query) {
+	p.Comments = append(p.Comments, fmt.Sprintf("k6labels: Pyroscope %s %s %s from %s to %s", url, q.ProfileType, q.Selector,
+		q.Start.UTC().Format(time.RFC3339), q.End.UTC().Format(time.RFC3339)))
+	labels := map[string][]string{}
+	for _, m := range selectorValues(q.Selector) {
+		labels[m[0]] = []string{m[1]}
+	}
+	for _, smp := range p.Sample {
+		if smp.Label == nil {
+			smp.Label = map[string][]string{}
+		}
+		for k, v := range labels {
+			smp.Label[k] = v
+		}
+	}
+}
+
+// selectorValues returns the name="value" pairs of a selector made by
+// [pyroscope.Selector] whose value is not empty (not != matchers).
+func selectorValues(sel string) [][2]string {
+	var out [][2]string
+	s := strings.TrimSuffix(strings.TrimPrefix(sel, "{"), "}")
+	for s != "" {
+		i := strings.IndexAny(s, "!=")
+		if i <= 0 {
+			break
+		}
+		label, not := s[:i], s[i] == '!'
+		s = strings.TrimPrefix(s[i:], "!")[1:]
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			break
+		}
+		s = strings.TrimPrefix(s[len(q):], ",")
+		if v, _ := strconv.Unquote(q); !not && v != "" {
+			out = append(out, [2]string{label, v})
+		}
+	}
+	return out
 }
 
 // Runs lists the k6 test runs of the source's window, by first point; a
@@ -176,12 +330,15 @@ func (s *PyroscopeSource) Runs(ctx context.Context) ([]Run, error) {
 		var r Run
 		for _, ser := range series {
 			for _, p := range ser.Points {
+				if p.Time.Add(-seriesStep).Before(s.start) || p.Value == 0 {
+					continue
+				}
 				if r.ID == "" {
 					r = Run{ID: id, First: p.Time, Last: p.Time}
 				}
 				r.First, r.Last = minTime(r.First, p.Time), maxTime(r.Last, p.Time)
 			}
-			r.CPU += s.count(ser.Sum()).CPU
+			r.CPU += s.sum(ser, seriesStep).CPU
 		}
 		if r.ID != "" {
 			runs = append(runs, r)
@@ -204,3 +361,75 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// Uploaded tells whether the server holds the service's CPU profiles up to
+// end, such as a k6 run's last request: whether one is stamped later than
+// end − [PyroscopeWindow]. pyroscope-go stamps a profile with the start of
+// its 30 s window and uploads it when the window ends, so that one is the
+// window holding end or a later one. It asks SelectSeries of the whole
+// service (no run: idle CPU counts too) in 1 s steps up to now.
+func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (bool, error) {
+	from := end.Add(-PyroscopeWindow).Truncate(time.Second)
+	to := end.Add(PyroscopeWindow)
+	if now.Before(to) {
+		to = now
+	}
+	if to = to.Truncate(time.Second).Add(time.Second); !to.After(from) {
+		to = from.Add(time.Second)
+	}
+	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service), Start: from, End: to}
+	series, err := s.c.SelectSeries(ctx, q, nil, time.Second)
+	if err != nil {
+		return false, s.wrap(err)
+	}
+	for _, ser := range series {
+		for _, p := range ser.Points {
+			// The step (t−1s, t] holds the stamp: after end − window
+			// when t−1s is not before it.
+			if p.Value > 0 && !p.Time.Add(-time.Second).Before(end.Add(-PyroscopeWindow)) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// LocalOutside returns the CPU of a local k6 run's samples (k6 labels, no
+// k6_test_run_id) in the profiles stamped within margin before the
+// window's start and after its end: another local run's, or before the
+// start this run's own first seconds (a profile is stamped at the start of
+// its window). A source for [LocalRun] uses the k6 results' own range as
+// its window, so this CPU is in none of its answers.
+func (s *PyroscopeSource) LocalOutside(ctx context.Context, margin time.Duration) (before, after time.Duration, err error) {
+	from := s.start.Add(-margin).Truncate(time.Second)
+	to := s.end.Add(margin).Truncate(time.Second).Add(time.Second)
+	ms := []pyroscope.Matcher{{Name: LabelRunID}}
+	var nanosBefore, nanosAfter float64
+	for _, label := range []string{LabelScenario, LabelName} {
+		q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service, ms...), Start: from, End: to}
+		series, err := s.c.SelectSeries(ctx, q, []string{label}, time.Second)
+		if err != nil {
+			return 0, 0, s.wrap(err)
+		}
+		for _, ser := range series {
+			if ser.Labels[label] == "" {
+				continue
+			}
+			for _, p := range ser.Points {
+				switch {
+				case !p.Time.After(s.start):
+					nanosBefore += p.Value
+				case p.Time.Add(-time.Second).After(s.end):
+					nanosAfter += p.Value
+				}
+			}
+		}
+		ms = append(ms, pyroscope.Matcher{Name: label})
+	}
+	return s.count(nanosBefore).CPU, s.count(nanosAfter).CPU, nil
+}
+
+// SeriesStep is the SelectSeries step of totals and runs: a run's points
+// are stamped with the end of their step, on a grid of this step from the
+// window's start.
+const SeriesStep = seriesStep

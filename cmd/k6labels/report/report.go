@@ -235,6 +235,8 @@ var (
 	ErrNoMatch = errors.New("k6 names match no label")
 	// ErrNotCPU: a profile is not a CPU profile.
 	ErrNotCPU = errors.New("not a CPU profile")
+	// ErrManyRuns: the source holds several test runs and none was chosen.
+	ErrManyRuns = errors.New("several test runs")
 )
 
 // New makes the report of src. It returns an error wrapping [ErrNoData]
@@ -275,7 +277,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 		r.RunID = runs[0]
 	case opts.K6 != nil:
 		return nil, fmt.Errorf("%w: %s holds %d test runs: %s; pass --run-id to say which one the k6 results are of",
-			ErrNoData, r.Source, len(runs), describe())
+			ErrManyRuns, r.Source, len(runs), describe())
 	default:
 		r.Notes = append(r.Notes, fmt.Sprintf("rows sum over %d test runs (%s); --run-id picks one", len(runs), strings.Join(runs, ", ")))
 	}

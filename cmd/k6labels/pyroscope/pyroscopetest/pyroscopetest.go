@@ -5,8 +5,9 @@
 // content type, body or body_base64), NAME.meta.json (status, headers,
 // response_file) and the response body. A request is answered by the
 // exchange with its method, path, content type and body (JSON compared
-// after normalization, protobuf byte for byte); any other request fails the
-// test with a diff against the closest recorded one.
+// after normalization, protobuf byte for byte), or by an answer derived
+// from recorded ones (see deriveSeries, deriveLabelValues); any other
+// request fails the test with a diff against the closest recorded one.
 package pyroscopetest
 
 import (
@@ -26,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -169,6 +171,9 @@ type Server struct {
 	exchanges []Exchange
 	hits      map[string]int
 	unmatched int
+	clock     func() time.Time
+	window    time.Duration
+	now       time.Time // clock() when the request being answered came
 }
 
 // NewServer starts a server that replays exchanges and is closed when the
@@ -227,12 +232,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ct := mediaType(r.Header.Get("Content-Type"))
 	got := normalize(ct, body)
 	s.mu.Lock()
+	if s.clock != nil {
+		s.now = s.clock()
+	}
 	var match *Exchange
 	for i := range s.exchanges {
 		x := &s.exchanges[i]
 		if x.Method == r.Method && x.Path == r.URL.Path && mediaType(x.ContentType) == ct && normalize(ct, x.Body) == got {
 			match = x
 			break
+		}
+	}
+	if match == nil && ct == "application/json" && r.Method == http.MethodPost {
+		var resp []byte
+		var from string
+		var ok bool
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/SelectSeries"):
+			resp, from, ok = s.deriveSeries(body)
+		case strings.HasSuffix(r.URL.Path, "/LabelValues"):
+			resp, from, ok = s.deriveLabelValues(body)
+		}
+		if ok {
+			s.hits["derived from "+from]++
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(resp)
+			return
 		}
 	}
 	if match == nil {
@@ -247,6 +273,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.hits[match.Name]++
 	x := *match
+	if strings.HasSuffix(x.Path, "/SelectSeries") && x.Status == http.StatusOK {
+		x.Response = s.hideUnuploaded(x.Body, x.Response)
+	}
 	s.mu.Unlock()
 	for k, vs := range x.Header {
 		w.Header()[k] = vs
@@ -318,6 +347,26 @@ func normalize(ct string, body []byte) string {
 		return protoText(body)
 	}
 	return string(body)
+}
+
+// protoFields returns the varint fields of a protobuf message by number.
+func protoFields(b []byte) map[protowire.Number]uint64 {
+	out := map[protowire.Number]uint64{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return out
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return out
+		}
+		if typ == protowire.VarintType {
+			out[num], _ = protowire.ConsumeVarint(b[n : n+m])
+		}
+		b = b[n+m:]
+	}
+	return out
 }
 
 // protoText renders a protobuf message's fields as "n:value" items.
