@@ -216,6 +216,7 @@ several), or with --pyroscope the merged profiles of one service.
 	c.fs.IntVar(&top, "top", 5, "functions by self CPU listed per scenario (0: none)")
 	c.fs.BoolVar(&topAll, "top-every-row", false, "list top functions for every row, not only scenarios")
 	c.fs.Var((*listFlag)(&s.profiles), "profile", "pprof CPU profile `file or URL` (repeatable; also as arguments)")
+	tf := addTraceFlags(c.fs)
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -223,6 +224,9 @@ several), or with --pyroscope the merged profiles of one service.
 	by, err := c.groupings("")
 	if err != nil {
 		return err
+	}
+	if tf.src != "" {
+		return c.traceReport(ctx, tf, s, by, stdout)
 	}
 	if top == 0 {
 		top = -1
