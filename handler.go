@@ -88,10 +88,12 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 	// it, alive.
 	ctx := new(labelledContext)
 	ctx.init(r.Context(), s, merge)
-	r2 := r.WithContext(ctx)
+	tctx, task := requestTask(ctx)
+	r2 := r.WithContext(tctx)
 	prev := getProfLabel()
 	done := false
 	defer func() {
+		endTask(task)
 		setProfLabel(prev)
 		keepRoute(r, r2)
 		// net/http never sees the copy, so its multipart files are ours to

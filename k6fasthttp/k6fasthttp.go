@@ -49,7 +49,7 @@ func Serve(l *k6labels.Labeler, ctx *fasthttp.RequestCtx, next fasthttp.RequestH
 		next(ctx)
 		return
 	}
-	k6labels.Do(lctx, func(context.Context) { next(ctx) })
+	k6labels.DoRequest(lctx, func(context.Context) { next(ctx) })
 }
 
 // Labels returns the context labelled by l for ctx's baggage header lines

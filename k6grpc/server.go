@@ -68,7 +68,7 @@ func (i *interceptors) unary(ctx context.Context, req any, _ *grpc.UnaryServerIn
 	}
 	var resp any
 	var err error
-	k6labels.Do(lctx, func(ctx context.Context) { resp, err = handler(ctx, req) })
+	k6labels.DoRequest(lctx, func(ctx context.Context) { resp, err = handler(ctx, req) })
 	return resp, err
 }
 
@@ -78,7 +78,7 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServe
 		return handler(srv, ss)
 	}
 	var err error
-	k6labels.Do(lctx, func(ctx context.Context) { err = handler(srv, &serverStream{ServerStream: ss, ctx: ctx}) })
+	k6labels.DoRequest(lctx, func(ctx context.Context) { err = handler(srv, &serverStream{ServerStream: ss, ctx: ctx}) })
 	return err
 }
 

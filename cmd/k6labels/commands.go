@@ -171,6 +171,7 @@ several), or with --pyroscope the merged profiles of one service.
 	c.fs.BoolVar(&topAll, "top-every-row", false, "list top functions for every row, not only scenarios")
 	c.fs.Var((*listFlag)(&s.profiles), "profile", "pprof CPU profile `file or URL` (repeatable; also as arguments)")
 	c.writeFlags("write the profiles read to `PREFIX`.pb.gz (several: PREFIX.1.pb.gz, …), before anything else can fail")
+	tf := addTraceFlags(c.fs)
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -178,6 +179,9 @@ several), or with --pyroscope the merged profiles of one service.
 	by, err := c.groupings("")
 	if err != nil {
 		return err
+	}
+	if tf.src != "" {
+		return c.traceReport(ctx, tf, s, by, stdout)
 	}
 	if c.save != "" {
 		s.save = reportPaths(c.save, max(1, len(s.profiles)))

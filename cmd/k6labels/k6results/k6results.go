@@ -54,6 +54,10 @@ type Results struct {
 	AllStart, AllEnd time.Time
 
 	from, to time.Time // the window of ReadFileIn; zero: none
+
+	// Latency is k6's http_req_duration and http_req_waiting per scenario
+	// and normalized name, for a trace report (nil if the file has none).
+	Latency map[Key]*Latency
 }
 
 // ErrNoHTTPReqs is returned, wrapped, for results without any http_reqs
@@ -197,13 +201,15 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			// Only http_reqs lines are decoded: the others are most of the
 			// file and need no more than this search.
-			if bytes.Contains(line, httpReqsMarker) {
+			if bytes.Contains(line, httpReqsMarker) || bytes.Contains(line, durationMarker) || bytes.Contains(line, waitingMarker) {
 				var p jsonPoint
 				if jerr := json.Unmarshal(line, &p); jerr != nil {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
 					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
+				} else if p.Type == "Point" && isLatency(p.Metric) {
+					res.addLatency(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value)
 				}
 			}
 		}
@@ -258,7 +264,15 @@ func (res *Results) readCSV(r io.Reader) error {
 			return fmt.Errorf("%w: %v", ErrFormat, err)
 		}
 		res.Points++
-		if len(rec) <= last || rec[col["metric_name"]] != "http_reqs" {
+		if len(rec) <= last {
+			continue
+		}
+		if m := rec[col["metric_name"]]; m != "http_reqs" {
+			if isLatency(m) {
+				if v, err := strconv.ParseFloat(rec[col["metric_value"]], 64); err == nil {
+					res.addLatency(m, rec[col["scenario"]], csvGroup(rec, col), rec[col["name"]], v)
+				}
+			}
 			continue
 		}
 		ts, err := csvTime(rec[col["timestamp"]])
@@ -269,11 +283,7 @@ func (res *Results) readCSV(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
 		}
-		group := ""
-		if i, ok := col["group"]; ok && i < len(rec) {
-			group = rec[i]
-		}
-		res.add(rec[col["scenario"]], group, rec[col["name"]], v, ts)
+		res.add(rec[col["scenario"]], csvGroup(rec, col), rec[col["name"]], v, ts)
 	}
 }
 
