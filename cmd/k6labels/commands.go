@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"golang.org/x/term"
@@ -47,7 +48,7 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 		fmt.Fprintf(stderr, "Usage: k6labels %s %s\n\n%s\nFlags:\n", name, synopsis, about)
 		c.fs.PrintDefaults()
 	}
-	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown or json")
+	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown, json or html (report and diff: one page with flame graphs)")
 	return c
 }
 
@@ -232,6 +233,9 @@ several), or with --pyroscope the merged profiles of one service.
 		return err
 	}
 	f, _ := report.ParseFormat(c.format)
+	if f == report.HTML {
+		return htmlreport.WriteReport(stdout, r)
+	}
 	return r.Write(stdout, f)
 }
 
@@ -247,7 +251,7 @@ go tool pprof command of the worst row's diff flame graph.
 `, stderr)
 	c.pyroscopeFlags()
 	var before, after side
-	var failAbove, normalize, match, writeTo string
+	var failAbove, normalize, match, writeTo, svgFile string
 	var alpha float64
 	c.fs.StringVar(&before.k6, "base-k6", "", "k6 results `file` of the base (before) run")
 	c.fs.StringVar(&after.k6, "k6", "", "k6 results `file` of the new (after) run")
@@ -260,6 +264,7 @@ go tool pprof command of the worst row's diff flame graph.
 	c.fs.Float64Var(&alpha, "alpha", 0.05, "family-wise false alarm rate of the beyond-noise test over all rows")
 	c.fs.StringVar(&normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
+	c.fs.StringVar(&svgFile, "svg", "", "write the diff flame graph of the worst row to `FILE` as SVG (small, for a pull request)")
 	c.fs.StringVar(&writeTo, "write-profiles", "k6labels-diff", "write the merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (\"\": do not)")
 	if err := c.parse(args); err != nil {
 		return err
@@ -305,7 +310,7 @@ go tool pprof command of the worst row's diff flame graph.
 		return err
 	}
 	f, _ := report.ParseFormat(c.format)
-	if err := d.Write(stdout, f); err != nil {
+	if err := writeDiff(stdout, d, f, svgFile); err != nil {
 		return err
 	}
 	if writeTo != "" {
@@ -313,7 +318,7 @@ go tool pprof command of the worst row's diff flame graph.
 		if err != nil {
 			return err
 		}
-		if f == report.JSON {
+		if f == report.JSON || f == report.HTML {
 			fmt.Fprintf(stderr, "Merged profiles written; diff flame graph:\n  %s\n", cmd)
 		} else {
 			fmt.Fprintf(stdout, "\nMerged profiles: %s.before.pb.gz, %s.after.pb.gz. Diff flame graph of the worst row:\n  %s\n", writeTo, writeTo, cmd)
@@ -341,6 +346,9 @@ so the run itself may start up to 30 s after the first).
 	c.pyroscopeFlags()
 	if err := c.parse(args); err != nil {
 		return err
+	}
+	if c.format == string(report.HTML) {
+		return c.bad("--format html is for report and diff; use text, markdown or json")
 	}
 	if c.pyroscope == "" {
 		return c.bad("runs needs --pyroscope URL and --service NAME")

@@ -90,6 +90,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		fmt.Fprintln(w, "No row got costlier beyond sampling noise.")
 		fmt.Fprintln(w)
 	}
+	d.writeLinks(w, f)
 	for _, n := range d.Notes {
 		itemf(w, f, "Note: %s.", n)
 	}
@@ -147,6 +148,7 @@ type (
 		Beyond        bool             `json:"beyond_noise"`                     // rejected by Holm's procedure at alpha
 		Verdict       string           `json:"verdict"`                          // worse, better, same, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
+		GrafanaURL    string           `json:"grafana_url,omitempty"`            // with --grafana: the row's diff flame graph in Grafana Profiles Drilldown
 	}
 	// jsonFuncChange is a function's self CPU per request (or share) in
 	// both runs, after normalized.
@@ -197,6 +199,7 @@ func (d *Diff) jsonDiff() jsonDiff {
 		for _, fc := range dr.Grew {
 			jr.Grew = append(jr.Grew, jsonFuncChange{fc.Name, fc.Before, fc.After})
 		}
+		jr.GrafanaURL = d.GrafanaURL(&dr)
 		j.Regression = j.Regression || dr.Verdict == Worse
 		j.Rows = append(j.Rows, jr)
 	}
