@@ -156,7 +156,6 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		opts.K6 = k
 	}
 	opts.RunID = s.runID
-	opts.Progress = c.progress()
 	var src report.Source
 	switch {
 	case c.pyroscope != "":
@@ -180,6 +179,9 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 			return nil, err
 		}
 	}
+	w, stop := c.status("making the report")
+	defer stop()
+	opts.Progress = w
 	return report.New(ctx, src, opts)
 }
 
@@ -192,6 +194,8 @@ func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.P
 	if w := c.progress(); w != nil {
 		fmt.Fprintf(w, "k6labels: reading %d profile(s)…\n", len(where))
 	}
+	_, stop := c.status(fmt.Sprintf("reading %d profile(s)", len(where)))
+	defer stop()
 	for i, p := range where {
 		wg.Go(func() { ps[i], errs[i] = report.ReadProfile(ctx, c.hc, p) })
 	}
