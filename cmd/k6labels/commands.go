@@ -37,6 +37,7 @@ type common struct {
 	end       string
 	since     time.Duration
 	format    string
+	grafana   string
 	by        string
 	hc        *http.Client
 }
@@ -59,6 +60,7 @@ func (c *common) pyroscopeFlags() {
 	c.fs.DurationVar(&c.margin, "margin", report.PyroscopeWindow, "with --pyroscope and k6 results: query this much before and after the run (at least pyroscope-go's 30s CPU window)")
 	c.fs.StringVar(&c.start, "start", "", "with --pyroscope: window start (RFC 3339), instead of the k6 results' time range")
 	c.fs.StringVar(&c.end, "end", "", "with --pyroscope: window end (RFC 3339)")
+	c.fs.StringVar(&c.grafana, "grafana", "", "with --pyroscope: link each row to Grafana Profiles Drilldown at `URL` (its query, e.g. ?var-dataSource=UID, is kept)")
 	c.fs.DurationVar(&c.since, "since", time.Hour, "with --pyroscope and no k6 results or --start: the window is the last `duration`")
 }
 
@@ -78,6 +80,9 @@ func (c *common) parse(args []string) error {
 	}
 	if c.pyroscope == "" && c.service != "" {
 		return c.bad("--service is for --pyroscope; without it, give pprof profiles")
+	}
+	if err := c.checkGrafana(); err != nil {
+		return err
 	}
 	if c.pyroscope != "" && c.margin < report.PyroscopeWindow {
 		fmt.Fprintf(c.stderr, "k6labels: warning: --margin %s is less than pyroscope-go's %s CPU window: the run's first samples may be missed\n", c.margin, report.PyroscopeWindow)
@@ -157,9 +162,11 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	}
 	opts.RunID = s.runID
 	var src report.Source
+	var start, end time.Time
 	switch {
 	case c.pyroscope != "":
-		start, end, err := c.window(opts.K6)
+		var err error
+		start, end, err = c.window(opts.K6)
 		if err != nil {
 			return nil, err
 		}
@@ -182,7 +189,11 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	w, stop := c.status("making the report")
 	defer stop()
 	opts.Progress = w
-	return report.New(ctx, src, opts)
+	r, err := report.New(ctx, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r, c.linkGrafana(r, start, end)
 }
 
 // readProfiles reads profiles at once, so that URLs of several replicas

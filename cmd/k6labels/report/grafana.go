@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -30,7 +31,10 @@ type Grafana struct {
 func NewGrafana(base, service string, start, end time.Time) (*Grafana, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--grafana %q: want Grafana's http(s) address, such as https://example.grafana.net", base)
+		return nil, errors.New("--grafana: want Grafana's http(s) address, such as https://example.grafana.net")
+	}
+	if u.User != nil {
+		return nil, errors.New("--grafana: leave credentials out of the URL: the links are printed in every output, and Grafana asks the browser to log in")
 	}
 	return &Grafana{Base: base, Service: service, Start: start, End: end}, nil
 }
