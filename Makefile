@@ -6,8 +6,13 @@
 MODULES := $(shell go list -m -f '{{.Dir}}')
 FUZZTIME ?= 15s
 
+<<<<<<< HEAD
 .PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk bench-crafted ci demo-smoke soak \
 	test-gowork-off test-go1.27 release release-check consumer-check test-clone proxy
+=======
+.PHONY: test vet lint fmt-check fuzz bench bench-compare bench-tables bench-wrk bench-crafted ci demo-smoke ci-recipe soak \
+	test-gowork-off test-go1.27 release release-check consumer-check
+>>>>>>> html
 
 # Each module's test binaries get at most TEST_TIMEOUT; all of `make test`
 # takes under 5 minutes on a quiet 2-core machine. The full-size tests are
@@ -136,7 +141,16 @@ demo-smoke:
 	for want in '^  k6_scenario ' '^  rush_hour ' '^  off_peak ' '^  k6_name ' '(no k6 labels)' 'go tool pprof -tags'; do \
 		grep -q -- "$$want" "$$d/out.txt" || { echo "demo-smoke: the output lacks $$want"; exit 1; }; \
 	done; \
-	test -s "$$d/demo.pprof" || { echo "demo-smoke: no profile written"; exit 1; }
+	test -s "$$d/demo.pprof" || { echo "demo-smoke: no profile written"; exit 1; }; \
+	grep -q 'class="fg"' "$$d/demo.html" || { echo "demo-smoke: no html report with a flame graph written"; exit 1; }
+
+ACTIONLINT := go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
+## ci-recipe: docs/ci.md's GitHub Actions workflow passes actionlint, and its
+## steps run on this machine against the demo service (docs/ci/run-local.sh).
+ci-recipe:
+	$(ACTIONLINT) docs/ci/k6labels.yml
+	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; OUT="$$d/out" bash docs/ci/run-local.sh
 
 ## soak: the README's reliability figures at full scale (10^6-request cardinality flood, 10^5 keep-alive
 ## requests per protocol, 10^5 gRPC calls); `make test` runs the same tests with smaller counts.
@@ -169,4 +183,4 @@ proxy:
 	@go run ./tools/proxy $(if $(PROXY_DIR),-dir $(PROXY_DIR)) $(RELEASE_VERSION)
 
 ## ci: everything .ci/run checks.
-ci: fmt-check vet lint test test-gowork-off test-go1.27 fuzz demo-smoke release-check consumer-check
+ci: fmt-check vet lint test test-gowork-off test-go1.27 fuzz demo-smoke release-check consumer-check ci-recipe

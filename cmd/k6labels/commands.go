@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"golang.org/x/term"
@@ -35,6 +36,7 @@ type common struct {
 	end       string
 	since     time.Duration
 	format    string
+	grafana   string
 	by        string
 	hc        *http.Client
 	args      []string // positional arguments, wherever they stood among the flags
@@ -50,7 +52,7 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 		fmt.Fprintf(stderr, "Usage: k6labels %s %s\n\n%s\nFlags:\n", name, synopsis, about)
 		c.fs.PrintDefaults()
 	}
-	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown or json")
+	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown, json or html (report and diff: one page with flame graphs)")
 	return c
 }
 
@@ -60,6 +62,7 @@ func (c *common) pyroscopeFlags() {
 	c.fs.StringVar(&c.service, "service", "", "with --pyroscope: the service `name` (service_name label, the application name pyroscope-go pushes under)")
 	c.fs.StringVar(&c.start, "start", "", "with --pyroscope: window start (RFC 3339), instead of the k6 results' time range")
 	c.fs.StringVar(&c.end, "end", "", "with --pyroscope: window end (RFC 3339)")
+	c.fs.StringVar(&c.grafana, "grafana", "", "with --pyroscope: link each row to Grafana Profiles Drilldown at `URL` (its query, e.g. ?var-dataSource=UID, is kept)")
 	c.fs.DurationVar(&c.since, "since", time.Hour, "with --pyroscope and no k6 results or --start: the window is the last `duration`")
 	c.pyro.register(c.fs)
 }
@@ -83,6 +86,9 @@ func (c *common) parse(args []string) error {
 	}
 	if c.pyroscope == "" && c.service != "" {
 		return c.bad("--service is for --pyroscope; without it, give pprof profiles")
+	}
+	if err := c.checkGrafana(); err != nil {
+		return err
 	}
 	return c.checkPyroscope()
 }
@@ -144,6 +150,8 @@ func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.P
 	if w := c.progress(); w != nil {
 		fmt.Fprintf(w, "k6labels: reading %d profile(s)…\n", len(where))
 	}
+	_, stop := c.status(fmt.Sprintf("reading %d profile(s)", len(where)))
+	defer stop()
 	for i, p := range where {
 		wg.Go(func() { ps[i], errs[i] = report.ReadProfile(ctx, c.hc, p) })
 	}
@@ -197,6 +205,9 @@ several), or with --pyroscope the merged profiles of one service.
 		return err
 	}
 	f, _ := report.ParseFormat(c.format)
+	if f == report.HTML {
+		return htmlreport.WriteReport(stdout, r)
+	}
 	return r.Write(stdout, f)
 }
 
@@ -213,7 +224,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	c.pyroscopeFlags()
 	c.runFlags()
 	var before, after side
-	var failAbove, normalize, match string
+	var failAbove, normalize, match, svgFile string
 	var alpha, runSD float64
 	var allowInconclusive bool
 	c.fs.StringVar(&before.k6, "base-k6", "", "k6 results `file` of the base (before) run")
@@ -229,6 +240,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	c.fs.Float64Var(&runSD, "run-sd", report.DefaultRunSD, "least between-run spread `σ` of a row's CPU per request (0.05 = 5% per run); 0: none, the sampling noise alone")
 	c.fs.StringVar(&normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
+	c.fs.StringVar(&svgFile, "svg", "", "write the diff flame graph of the worst row to `FILE` as SVG (small, for a pull request)")
 	c.writeFlags("write the two runs' merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (default: none)")
 	if err := c.parse(args); err != nil {
 		return err
@@ -288,7 +300,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 		return err
 	}
 	f, _ := report.ParseFormat(c.format)
-	if err := d.Write(stdout, f); err != nil {
+	if err := writeDiff(stdout, d, f, svgFile); err != nil {
 		return err
 	}
 	if writeTo != "" {
@@ -296,7 +308,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 		if err != nil {
 			return err
 		}
-		if f == report.JSON {
+		if f == report.JSON || f == report.HTML {
 			fmt.Fprintf(stderr, "Merged profiles written; diff flame graph:\n  %s\n", cmd)
 		} else {
 			fmt.Fprintf(stdout, "\nMerged profiles: %s.before.pb.gz, %s.after.pb.gz. Diff flame graph of the worst row:\n  %s\n", writeTo, writeTo, cmd)
@@ -329,6 +341,9 @@ point and 30 s after its last.
 	c.pyroscopeFlags()
 	if err := c.parse(args); err != nil {
 		return err
+	}
+	if c.format == string(report.HTML) {
+		return c.bad("--format html is for report and diff; use text, markdown or json")
 	}
 	if c.pyroscope == "" {
 		return c.bad("runs needs --pyroscope URL and --service NAME")

@@ -143,7 +143,7 @@ func TestErrorMessages(t *testing.T) {
 		{"no command", nil, exitUsage, []string{"Usage:", "k6labels report"}},
 		{"unknown command", []string{"reprot"}, exitUsage, []string{`unknown command "reprot"`, "Usage:"}},
 		{"unknown flag", []string{"report", "--frmat", "json", cpu}, exitUsage, []string{"flag provided but not defined: -frmat", "-format"}},
-		{"format", []string{"report", "--format", "xml", cpu}, exitUsage, []string{`unknown format "xml": use text, markdown or json`, "Run 'k6labels report -h'"}},
+		{"format", []string{"report", "--format", "xml", cpu}, exitUsage, []string{`unknown format "xml": use text, markdown, json or html`, "Run 'k6labels report -h'"}},
 		{"by", []string{"report", "--by", "route", cpu}, exitUsage, []string{`unknown grouping "route": use run, scenario, name or scenario+name`}},
 		{"no profiles", []string{"report", "--k6", k6}, exitUsage, []string{"no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME"}},
 		{"pyroscope without service", []string{"report", "--pyroscope", fixture.ClosedURL(t)}, exitUsage, []string{"--pyroscope needs --service"}},

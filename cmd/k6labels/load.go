@@ -93,7 +93,6 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
 	}
 	opts.RunID = s.runID
-	opts.Progress = c.progress()
 	if c.pyroscope != "" {
 		var span report.Span
 		if c.start != "" || c.end != "" {
@@ -111,11 +110,20 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 			return nil, err
 		}
 		opts.RunID = runID
+		w, stop := c.status("making the report")
+		defer stop()
+		opts.Progress = w
 		r, err := report.New(ctx, src, opts)
 		if err != nil {
 			return nil, err
 		}
 		r.Notes = append(r.Notes, notes...)
+		if ps, ok := src.(*report.PyroscopeSource); ok {
+			start, end := ps.Window()
+			if err := c.linkGrafana(r, start, end); err != nil {
+				return nil, err
+			}
+		}
 		if len(s.save) > 0 && r.Profile() != nil {
 			err = report.WriteProfile(s.save[0], r.Profile(), c.force)
 		}
@@ -168,6 +176,9 @@ func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readS
 	if err != nil {
 		return nil, err
 	}
+	w, stop := c.status("making the report")
+	defer stop()
+	opts.Progress = w
 	return report.New(ctx, src, opts)
 }
 

@@ -61,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDiff(ctx, args[1:], stdout, stderr)
 	case "runs":
 		err = runRuns(ctx, args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		err = runVersion(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return exitOK
@@ -95,6 +97,7 @@ Usage:
   k6labels report [flags] [profile ...]   CPU and CPU per request by run, scenario and name
   k6labels diff   [flags]                 compare two runs row by row; a CI gate with --fail-above
   k6labels runs   [flags]                 list the test runs a Pyroscope server has for a service
+  k6labels version                        print the version (also --version)
 
 Profiles are pprof CPU profiles (files, or /debug/pprof/profile URLs read for
 as long as they ask), or the merged profiles of a Pyroscope server

@@ -46,6 +46,8 @@ type driver struct {
 	testRunID   string
 	scenarios   []scenario
 	maxRequests int64 // send this many requests in all, then stop; 0 = no limit
+	// onResponse, when set, is called after each successful response.
+	onResponse func(scenario, url string, at time.Time)
 
 	client *http.Client
 	// ok[i][j] counts successful responses to scenarios[i].paths[j]'s path,
@@ -104,6 +106,9 @@ func (d *driver) vu(ctx context.Context, si, vu int) {
 		case err == nil:
 			d.ok[si][pi].Add(1)
 			d.total.Add(1)
+			if d.onResponse != nil {
+				d.onResponse(s.name, url, time.Now())
+			}
 		case ctx.Err() != nil:
 			return
 		default:

@@ -68,6 +68,8 @@ type options struct {
 	testRunID string
 	listen    string
 	diff      bool
+	html      string
+	k6json    string
 }
 
 func parseFlags(args []string, w io.Writer) (*options, error) {
@@ -82,6 +84,8 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 	fs.StringVar(&o.target, "target", "", "only send load to the service at this base `URL` (e.g. http://127.0.0.1:8080)")
 	fs.StringVar(&o.testRunID, "test-run-id", strconv.FormatInt(time.Now().Unix(), 10), "the k6.test_run_id the load sends")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address of the service in the full demo")
+	fs.StringVar(&o.html, "html", "", "write the report as an html page with flame graphs to `FILE` (default: -o's name with .html)")
+	fs.StringVar(&o.k6json, "k6-json", "", "with -target: write the responses as k6 run --out json=FILE does, for k6labels --k6")
 	fs.BoolVar(&o.diff, "diff", false, "run the load twice, the second time with /car made costlier (4 units instead of 3), and print k6labels diff's verdict")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "Usage: go run ./examples/rideshare [flags]")
@@ -111,6 +115,8 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 		return bad("-diff runs both runs in this process: it does not combine with -serve, -target or -pyroscope")
 	case o.target != "" && o.pyroscope != "":
 		return bad("-target sends load only; -pyroscope belongs to the process that serves")
+	case o.k6json != "" && o.target == "":
+		return bad("-k6-json writes the load of -target: give -target URL too")
 	case o.duration <= 0:
 		return bad("-duration must be positive")
 	case o.target != "" && !strings.HasPrefix(o.target, "http://") && !strings.HasPrefix(o.target, "https://"):
@@ -229,7 +235,7 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	writeGroundTruth(w, r)
-	return nil
+	return writeHTML(w, r, o)
 }
 
 // writeProfile writes the profile to path: the bytes runtime/pprof wrote when
@@ -329,13 +335,29 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 // runTarget sends load to a service running elsewhere.
 func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	d := newDriver(o.target, o.testRunID, defaultScenarios)
+	var k6 *k6JSON
+	if o.k6json != "" {
+		var err error
+		if k6, err = createK6JSON(o.k6json); err != nil {
+			return err
+		}
+		d.onResponse = k6.point
+	}
 	fmt.Fprintf(w, "Sending k6-style load to %s for %s\n\n", o.target, o.duration)
 	fmt.Fprintf(w, "  load     %s\n", describeScenarios(defaultScenarios))
 	fmt.Fprintf(w, "  header   baggage: %s\n\n", baggageHeader(o.testRunID, defaultScenarios[0].name, o.target+"/car?vehicle_id=7&city=berlin"))
 	drive(ctx, d, o.duration, w)
+	if k6 != nil {
+		if err := k6.close(); err != nil {
+			return fmt.Errorf("-k6-json %s: %w", o.k6json, err)
+		}
+	}
 	c := d.counts()
 	if c.total == 0 {
 		return fmt.Errorf("%w: %v", errNoResponses, d.err())
+	}
+	if k6 != nil {
+		fmt.Fprintf(w, "\nk6 results (k6 run --out json format) written to %s\n", o.k6json)
 	}
 	fmt.Fprintln(w)
 	for _, r := range routes {

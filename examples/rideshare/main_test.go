@@ -76,6 +76,18 @@ func TestRunDemo(t *testing.T) {
 	if len(profilesWithLabel(p, labelScenario)) == 0 {
 		t.Error("written profile has no sample with k6_scenario")
 	}
+	// The html report goes next to the profile, and the output says where.
+	page := strings.TrimSuffix(out, ".pprof") + ".html"
+	if !strings.Contains(got, "HTML report with flame graphs (k6labels report --format html): "+page) {
+		t.Errorf("output does not say where the html report is:\n%s", got)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(html, []byte(`<svg xmlns="http://www.w3.org/2000/svg" id="fg1" class="fg"`)) || !bytes.Contains(html, []byte("k6_scenario=rush_hour")) {
+		t.Errorf("the html report has no flame graph of rush_hour:\n%.500s", html)
+	}
 }
 
 // TestRunDemoPush runs the demo pushing to a local stand-in for Pyroscope:

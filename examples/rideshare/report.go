@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -111,4 +114,26 @@ func pprofCommands(path, scenario string) string {
 	fmt.Fprintf(&b, "  go tool pprof -top -tagfocus=%s=%s %s\n", labelScenario, scenario, q)
 	fmt.Fprintf(&b, "  go tool pprof -http=127.0.0.1:0 -tagfocus=%s=/car %s\n", labelName, q)
 	return b.String()
+}
+
+// writeHTML writes r as k6labels report --format html does, to -html or
+// next to the profile, and says where.
+func writeHTML(w io.Writer, r *report.Report, o *options) error {
+	path := o.html
+	if path == "" {
+		path = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".html"
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-html: %w", err)
+	}
+	err = htmlreport.WriteReport(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("-html %s: %w", path, err)
+	}
+	fmt.Fprintf(w, "\nHTML report with flame graphs (k6labels report --format html): %s\n", path)
+	return nil
 }

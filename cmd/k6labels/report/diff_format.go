@@ -111,6 +111,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 		fmt.Fprintln(w)
 	}
+	d.writeLinks(w, f)
 	for _, n := range d.Notes {
 		itemf(w, f, "Note: %s.", n)
 	}
@@ -175,6 +176,7 @@ type (
 		Longer        *float64         `json:"testable_at_length,omitempty"`     // inconclusive rows: runs this many times as long reach detect; absent when none does
 		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
+		GrafanaURL    string           `json:"grafana_url,omitempty"`            // with --grafana: the row's diff flame graph in Grafana Profiles Drilldown
 	}
 	// jsonShift is every reference row moving together.
 	jsonShift struct {
@@ -239,6 +241,7 @@ func (d *Diff) jsonDiff() jsonDiff {
 		for _, fc := range dr.Grew {
 			jr.Grew = append(jr.Grew, jsonFuncChange{fc.Name, fc.Before, fc.After})
 		}
+		jr.GrafanaURL = d.GrafanaURL(&dr)
 		j.Regression = j.Regression || dr.Verdict == Worse
 		j.Rows = append(j.Rows, jr)
 	}

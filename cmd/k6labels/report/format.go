@@ -18,15 +18,16 @@ const (
 	Text     Format = "text"     // aligned tables for a terminal
 	Markdown Format = "markdown" // GitHub-flavoured tables, for CI summaries and PR comments
 	JSON     Format = "json"     // one object; fields documented in docs/report.md
+	HTML     Format = "html"     // one self-contained page with flame graphs, written by package htmlreport
 )
 
 // ParseFormat checks a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case Text, Markdown, JSON:
+	case Text, Markdown, JSON, HTML:
 		return f, nil
 	}
-	return "", fmt.Errorf("--format: unknown format %q: use text, markdown or json", s)
+	return "", fmt.Errorf("--format: unknown format %q: use text, markdown, json or html", s)
 }
 
 // table is a table of cells; the first column is left-aligned, the others
@@ -180,6 +181,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		}
 		fmt.Fprintln(w)
 	}
+	r.writeLinks(w, f)
 	for _, n := range r.Notes {
 		itemf(w, f, "Note: %s.", n)
 	}
@@ -252,6 +254,7 @@ type (
 		HighMs          *float64   `json:"cpu_per_request_ms_high,omitempty"` // upper end of its interval
 		InOverflow      bool       `json:"possibly_in_overflow,omitempty"`    // k6_name has no label of its own and _overflow has CPU: no per-request figure
 		Top             []jsonFunc `json:"top,omitempty"`                     // functions by self CPU (scenario rows; every row with --top-every-row)
+		GrafanaURL      string     `json:"grafana_url,omitempty"`             // with --grafana: the row in Grafana Profiles Drilldown
 	}
 	// jsonFunc is a function's self CPU in a row.
 	jsonFunc struct {
@@ -295,6 +298,7 @@ func (r *Report) jsonReport() jsonReport {
 		for _, f := range row.Top {
 			jr.Top = append(jr.Top, jsonFunc{f.Name, f.CPU.Seconds(), f.Share})
 		}
+		jr.GrafanaURL = r.GrafanaURL(&row)
 		j.Rows = append(j.Rows, jr)
 	}
 	for _, u := range r.Unmatched {

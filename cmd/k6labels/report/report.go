@@ -217,6 +217,8 @@ type Report struct {
 	// names the labels spell otherwise), by requests.
 	Unmatched []Unmatched
 	Notes     []string
+	// Grafana, when set, links each row to Grafana Profiles Drilldown.
+	Grafana *Grafana
 
 	prof *profile.Profile // merged profile of the run(s) in scope
 }
