@@ -14,7 +14,7 @@ if [ "${1:-}" = "-m" ]; then
 	mods=$2
 	shift 2
 else
-	mods=$(go list -m -f '{{.Dir}}')
+	mods=$(GOWORK= go list -m -f '{{.Dir}}') # go.work's modules, also under GOWORK=off
 fi
 start=$(date +%s)
 failed=()
@@ -22,6 +22,7 @@ n=0
 for dir in $mods; do
 	rel=${dir#"$root"}
 	rel=${rel#/}
+	rel=${rel#./}
 	rel=${rel:-.}
 	log=$(mktemp)
 	t0=$(date +%s)

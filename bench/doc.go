@@ -4,5 +4,5 @@
 // so that the root module does not depend on OpenTelemetry or gRPC.
 //
 // From the repository root, make bench-compare runs the tables of
-// docs/performance.md, and make bench-wrk the throughput under wrk.
+// docs/internals/performance.md, and make bench-wrk the throughput under wrk.
 package bench

@@ -99,10 +99,10 @@ func floodWork(iters int) uint64 {
 func runFlood(t *testing.T, mode string) {
 	const workers = 8
 	limit := k6labels.DefaultMaxValuesPerLabel
-	requests := pick(10_000, 1_000_000)
+	requests := pick(5_000, 1_000_000)
 	work := 0
 	if mode == "profile" {
-		requests = pick(10_000, 100_000)
+		requests = pick(4_000, 100_000)
 		work = 100_000 // some 50-100 µs per request: enough samples, modest run time
 	}
 	runID := "flood-" + strconv.FormatInt(time.Now().UnixNano(), 36)

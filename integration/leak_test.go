@@ -46,7 +46,7 @@ func TestNoLabelLeakAtScale(t *testing.T) {
 	for _, proto := range []string{"HTTP/1.1", "h2c"} {
 		t.Run(strings.ReplaceAll(proto, "/", ""), func(t *testing.T) {
 			own := ownRegistry()
-			p, runID := leakCheck(t, proto == "h2c", pick(4_000, 100_000), func(h http.Handler) http.Handler { return k6labels.NewHandler(h, own) })
+			p, runID := leakCheck(t, proto == "h2c", pick(2_000, 100_000), func(h http.Handler) http.Handler { return k6labels.NewHandler(h, own) })
 			leakSamples(t, p, runID, httpInside, httpServer)
 			profiletest.CheckLabels(t, p, k6labels.DefaultMaxValueBytes)
 		})

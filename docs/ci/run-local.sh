@@ -53,7 +53,7 @@ load_and_profile() {
 	local dir=$1 id=$2
 	curl -fsS -o "$dir/cpu.pprof" "$SERVICE/debug/pprof/profile?seconds=$PROFILE_SECONDS" &
 	local profiler=$!
-	"$work/bin/rideshare" -target "$SERVICE" -duration "$DURATION" -test-run-id "$id" -k6-json "$dir/run.json" > "$dir/load.log"
+	"$work/bin/rideshare" -target "$SERVICE" -duration "$DURATION" -test-run-id "$id" -k6-out "$dir/run.json" > "$dir/load.log"
 	wait "$profiler" || fail "reading the CPU profile failed"
 }
 

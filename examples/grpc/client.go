@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -53,7 +54,7 @@ func runClient(ctx context.Context, addr, baggage string, w io.Writer) error {
 	for {
 		out := new(structpb.Struct)
 		err := stream.RecvMsg(out)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

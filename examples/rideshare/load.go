@@ -45,9 +45,8 @@ type driver struct {
 	target      string // base URL of the service
 	testRunID   string
 	scenarios   []scenario
-	maxRequests int64 // send this many requests in all, then stop; 0 = no limit
-	// onResponse, when set, is called after each successful response.
-	onResponse func(scenario, url string, at time.Time)
+	maxRequests int64   // send this many requests in all, then stop; 0 = no limit
+	k6out       *k6JSON // if not nil, every response is written to it as k6 would
 
 	client *http.Client
 	// ok[i][j] counts successful responses to scenarios[i].paths[j]'s path,
@@ -106,9 +105,6 @@ func (d *driver) vu(ctx context.Context, si, vu int) {
 		case err == nil:
 			d.ok[si][pi].Add(1)
 			d.total.Add(1)
-			if d.onResponse != nil {
-				d.onResponse(s.name, url, time.Now())
-			}
 		case ctx.Err() != nil:
 			return
 		default:
@@ -138,6 +134,9 @@ func (d *driver) get(ctx context.Context, scenario, url string) error {
 	defer resp.Body.Close()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return err
+	}
+	if d.k6out != nil {
+		d.k6out.request(time.Now(), scenario, url, resp.Proto, resp.StatusCode)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)

@@ -69,7 +69,10 @@ type options struct {
 	listen    string
 	diff      bool
 	html      string
-	k6json    string
+	k6out     string
+	carExtra  int
+	requests  int64
+	cpuprof   string
 }
 
 func parseFlags(args []string, w io.Writer) (*options, error) {
@@ -85,7 +88,10 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 	fs.StringVar(&o.testRunID, "test-run-id", strconv.FormatInt(time.Now().Unix(), 10), "the k6.test_run_id the load sends")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address of the service in the full demo")
 	fs.StringVar(&o.html, "html", "", "write the report as an html page with flame graphs to `FILE` (default: -o's name with .html)")
-	fs.StringVar(&o.k6json, "k6-json", "", "with -target: write the responses as k6 run --out json=FILE does, for k6labels --k6")
+	fs.StringVar(&o.k6out, "k6-out", "", "with -target: also write every request to `FILE` as k6 run --out json=FILE does, for k6labels report --k6")
+	fs.Int64Var(&o.requests, "requests", 0, "with -target: stop after `N` requests (or -duration, whichever comes first); 0: no limit")
+	fs.StringVar(&o.cpuprof, "cpuprofile", "", "with -serve: profile the service's CPU from start to stop (Ctrl-C or SIGTERM) into `FILE`")
+	fs.IntVar(&o.carExtra, "car-extra", 0, "with -serve: `units` of work added to every /car request (3 units), a change that makes /car costlier")
 	fs.BoolVar(&o.diff, "diff", false, "run the load twice, the second time with /car made costlier (4 units instead of 3), and print k6labels diff's verdict")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "Usage: go run ./examples/rideshare [flags]")
@@ -115,8 +121,18 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 		return bad("-diff runs both runs in this process: it does not combine with -serve, -target or -pyroscope")
 	case o.target != "" && o.pyroscope != "":
 		return bad("-target sends load only; -pyroscope belongs to the process that serves")
-	case o.k6json != "" && o.target == "":
-		return bad("-k6-json writes the load of -target: give -target URL too")
+	case o.k6out != "" && o.target == "":
+		return bad("-k6-out goes with -target: the k6-format results of the load this process sends")
+	case o.requests != 0 && o.target == "":
+		return bad("-requests goes with -target")
+	case o.requests < 0:
+		return bad("-requests must not be negative")
+	case o.cpuprof != "" && (o.serve == "" || o.pyroscope != ""):
+		return bad("-cpuprofile goes with -serve, without -pyroscope (Go has one CPU profiler per process)")
+	case o.carExtra != 0 && o.serve == "":
+		return bad("-car-extra goes with -serve")
+	case o.carExtra < 0:
+		return bad("-car-extra must not be negative")
 	case o.duration <= 0:
 		return bad("-duration must be positive")
 	case o.target != "" && !strings.HasPrefix(o.target, "http://") && !strings.HasPrefix(o.target, "https://"):
@@ -265,9 +281,13 @@ func printPushStatus(w io.Writer, push *pusher, o *options) {
 }
 
 // runServe runs only the instrumented service, until ctx ends.
-func runServe(ctx context.Context, o *options, w io.Writer) error {
+func runServe(ctx context.Context, o *options, w io.Writer) (err error) {
 	mux := http.NewServeMux()
-	mux.Handle("/", newService())
+	if o.carExtra > 0 {
+		mux.Handle("/", newCostlierService(costlierRoute, o.carExtra))
+	} else {
+		mux.Handle("/", newService())
+	}
 	// pyroscope-go's handler rather than net/http/pprof's: it also works while
 	// pyroscope-go holds the CPU profiler, handing the data to both.
 	mux.HandleFunc("/debug/pprof/profile", pyroscopepprof.Profile)
@@ -277,6 +297,21 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 	}
 	// Uploads are reported from pyroscope-go's goroutine as they happen.
 	w = &lockedWriter{w: w}
+	if o.cpuprof != "" {
+		stopProfile, err := startCPUProfile(o.cpuprof)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		defer func() {
+			if perr := stopProfile(); perr != nil && err == nil {
+				err = perr
+			}
+			if err == nil {
+				fmt.Fprintf(w, "CPU profile of the service written to %s\n", o.cpuprof)
+			}
+		}()
+	}
 	var push *pusher
 	if o.pyroscope != "" {
 		if push, err = startPush(o.pyroscope, o.app, w); err != nil {
@@ -285,13 +320,24 @@ func runServe(ctx context.Context, o *options, w io.Writer) error {
 		}
 	}
 	profileURL := srv.URL + "/debug/pprof/profile?seconds=10"
-	fmt.Fprintf(w, "rideshare service listening on %s (routes / /bike /scooter /car, labelled by k6labels)\n\n", srv.URL)
+	if o.cpuprof != "" {
+		profileURL = "" // this process holds the CPU profiler
+	}
+	fmt.Fprintf(w, "rideshare service listening on %s (routes / /bike /scooter /car, labelled by k6labels)\n", srv.URL)
+	if o.carExtra > 0 {
+		fmt.Fprintf(w, "  /car does %d units of work instead of %d\n", routeUnits(costlierRoute)+o.carExtra, routeUnits(costlierRoute))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Drive it with k6, from the repository root:")
 	fmt.Fprintf(w, "  k6 run --no-usage-report -e BASE_URL=%s -e DURATION=60s examples/rideshare/load.js\n", srv.URL)
 	fmt.Fprintln(w, "or with the built-in load driver:")
 	fmt.Fprintf(w, "  go run ./examples/rideshare -target %s\n", srv.URL)
-	fmt.Fprintln(w, "While the load runs, take a 10 s CPU profile and list CPU per label value:")
-	fmt.Fprintf(w, "  go tool pprof -tags %s\n", report.ShellQuote(profileURL))
+	if profileURL != "" {
+		fmt.Fprintln(w, "While the load runs, take a 10 s CPU profile and list CPU per label value:")
+		fmt.Fprintf(w, "  go tool pprof -tags %s\n", report.ShellQuote(profileURL))
+	} else {
+		fmt.Fprintf(w, "The CPU profile goes to %s when the service stops.\n", o.cpuprof)
+	}
 	if push != nil {
 		fmt.Fprintf(w, "Profiles are pushed to %s as %s; each upload is reported below.\n", o.pyroscope, o.app)
 	}
@@ -333,31 +379,29 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 // runTarget sends load to a service running elsewhere.
-func runTarget(ctx context.Context, o *options, w io.Writer) error {
+func runTarget(ctx context.Context, o *options, w io.Writer) (err error) {
 	d := newDriver(o.target, o.testRunID, defaultScenarios)
-	var k6 *k6JSON
-	if o.k6json != "" {
-		var err error
-		if k6, err = createK6JSON(o.k6json); err != nil {
+	d.maxRequests = o.requests
+	if o.k6out != "" {
+		if d.k6out, err = createK6JSON(o.k6out); err != nil {
 			return err
 		}
-		d.onResponse = k6.point
 	}
 	fmt.Fprintf(w, "Sending k6-style load to %s for %s\n\n", o.target, o.duration)
 	fmt.Fprintf(w, "  load     %s\n", describeScenarios(defaultScenarios))
 	fmt.Fprintf(w, "  header   baggage: %s\n\n", baggageHeader(o.testRunID, defaultScenarios[0].name, o.target+"/car?vehicle_id=7&city=berlin"))
 	drive(ctx, d, o.duration, w)
-	if k6 != nil {
-		if err := k6.close(); err != nil {
-			return fmt.Errorf("-k6-json %s: %w", o.k6json, err)
+	if d.k6out != nil {
+		if err := d.k6out.close(); err != nil {
+			return err
 		}
 	}
 	c := d.counts()
 	if c.total == 0 {
 		return fmt.Errorf("%w: %v", errNoResponses, d.err())
 	}
-	if k6 != nil {
-		fmt.Fprintf(w, "\nk6 results (k6 run --out json format) written to %s\n", o.k6json)
+	if o.k6out != "" {
+		fmt.Fprintf(w, "\nk6 results (k6 run --out json format) written to %s\n", o.k6out)
 	}
 	fmt.Fprintln(w)
 	for _, r := range routes {
@@ -365,6 +409,9 @@ func runTarget(ctx context.Context, o *options, w io.Writer) error {
 	}
 	if n := d.errs.Load(); n > 0 {
 		fmt.Fprintf(w, "  %s requests failed, the first with: %v\n", thousands(n), d.err())
+	}
+	if o.k6out != "" {
+		fmt.Fprintf(w, "  k6 results (as k6 run --out json writes them) in %s\n", o.k6out)
 	}
 	fmt.Fprintln(w, "\nThe CPU profile is in the service's process: see Pyroscope if it pushes there,")
 	fmt.Fprintln(w, "or take one during the load with")

@@ -229,6 +229,14 @@ func TestFlagErrors(t *testing.T) {
 		{"-test-run-id", "a, b"},
 		{"extra"},
 		{"-nosuchflag"},
+		{"-k6-out", "x.json"},
+		{"-serve", "127.0.0.1:0", "-k6-out", "x.json"},
+		{"-requests", "10"},
+		{"-target", "http://127.0.0.1:1", "-requests", "-1"},
+		{"-cpuprofile", "x.pprof"},
+		{"-serve", "127.0.0.1:0", "-cpuprofile", "x.pprof", "-pyroscope", "http://127.0.0.1:2"},
+		{"-car-extra", "1"},
+		{"-serve", "127.0.0.1:0", "-car-extra", "-1"},
 	} {
 		var w bytes.Buffer
 		if err := run(context.Background(), args, &w); !errors.Is(err, errUsage) {
