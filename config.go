@@ -31,6 +31,7 @@ type config struct {
 	registry      *Registry                                     // nil: the process-wide one
 	nameFunc      func(ctx context.Context, name string) string // WithNameFunc
 	nameFormatter func(r *http.Request, name string) string     // WithNameFormatter, WithRoutePattern, WithServeMux
+	httpOnly      string                                        // the name of the last of those given, for NewLabeler's panic
 	key           uint64                                        // the options that decide labels, packed: never 0
 }
 
@@ -63,7 +64,10 @@ func (c *config) reg() *Registry {
 }
 
 // Option configures a [Labeler], a handler from [NewHandler] or [Middleware],
-// or the interceptors and handlers of the other k6labels modules.
+// or the interceptors and handlers of the other k6labels modules. The naming
+// options of the HTTP handler ([WithNameFormatter], [WithRoutePattern],
+// [WithServeMux]) apply to NewHandler and Middleware only: [NewLabeler], and
+// so the gRPC interceptors and k6fasthttp, panic when given one.
 type Option interface {
 	apply(*config)
 }
@@ -150,9 +154,15 @@ func WithNameFunc(f func(ctx context.Context, name string) string) Option {
 // (chi.RouteContext(r.Context()).RoutePattern(), mux.CurrentRoute(r)...).
 // The result is cleaned like any label value; "" means no k6_name. f runs
 // only for requests with a k6.name member; it must be safe for concurrent
-// use. It takes precedence over [WithNameFunc] in the HTTP handler.
+// use. It takes precedence over [WithNameFunc] in the HTTP handler. It is an
+// option of [NewHandler] and [Middleware] only: [NewLabeler] panics with it.
 func WithNameFormatter(f func(r *http.Request, name string) string) Option {
-	return optionFunc(func(c *config) { c.nameFormatter = f })
+	return httpOption("WithNameFormatter", f)
+}
+
+// httpOption is a naming option of the HTTP handler only, named name.
+func httpOption(name string, f func(r *http.Request, name string) string) Option {
+	return optionFunc(func(c *config) { c.nameFormatter, c.httpOnly = f, name })
 }
 
 // WithRoutePattern is [WithNameFormatter] with the route pattern that Go's
@@ -164,9 +174,10 @@ func WithNameFormatter(f func(r *http.Request, name string) string) Option {
 // handler must run after routing: wrap the handlers you register, as in
 // mux.Handle("GET /bike/{id}", k6labels.NewHandler(h, k6labels.WithRoutePattern())).
 // Wrapped around the whole mux, it sees no pattern yet; use [WithServeMux]
-// there.
+// there. Like WithNameFormatter, it is an option of NewHandler and Middleware
+// only.
 func WithRoutePattern() Option {
-	return WithNameFormatter(routePattern)
+	return httpOption("WithRoutePattern", routePattern)
 }
 
 // WithServeMux is [WithRoutePattern] for a handler that wraps the whole mux,
@@ -174,10 +185,10 @@ func WithRoutePattern() Option {
 // for a request with no pattern yet, it asks mux.Handler(r) which pattern
 // will match. That routes the request a second time, so wrapping the
 // registered handlers with [WithRoutePattern] is cheaper. A nil mux means
-// [WithRoutePattern].
+// [WithRoutePattern]. It is an option of NewHandler and Middleware only.
 func WithServeMux(mux *http.ServeMux) Option {
 	if mux == nil {
-		return WithRoutePattern()
+		return httpOption("WithServeMux", routePattern)
 	}
-	return WithNameFormatter(func(r *http.Request, name string) string { return muxPattern(mux, r, name) })
+	return httpOption("WithServeMux", func(r *http.Request, name string) string { return muxPattern(mux, r, name) })
 }

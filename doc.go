@@ -28,7 +28,8 @@
 //	http.ListenAndServe(addr, k6labels.LabelsFromBaggageHandler(mux))
 //
 // or use [Middleware] with routers that take net/http middleware (chi,
-// gorilla/mux, Echo through echo.WrapMiddleware), [NewHandler] for options,
+// gorilla/mux; Echo through the small adapter of the examples, which puts
+// the original request back), [NewHandler] for options,
 // and [Labeler] with [Do] to write an adapter for anything else. The examples
 // module of the repository has a small program for chi, gorilla/mux, Echo,
 // Gin, Connect, gRPC and net/http's ServeMux.

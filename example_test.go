@@ -101,7 +101,8 @@ func ExampleLabeler_Context() {
 	// true
 }
 
-// NewLabeler takes the same options as NewHandler. Context reads all the
+// NewLabeler takes the options of NewHandler but the HTTP naming ones
+// (WithNameFormatter, WithRoutePattern, WithServeMux). Context reads all the
 // baggage values of a message, here two, as two header lines or gRPC
 // metadata values arrive.
 func ExampleNewLabeler() {

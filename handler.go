@@ -23,14 +23,14 @@ func LabelsFromBaggageHandler(h http.Handler) http.Handler {
 // labels it had before, and multipart files parsed into the request copy are
 // removed. A request with no usable k6 member is passed on as it came.
 func NewHandler(h http.Handler, opts ...Option) http.Handler {
-	return &handler{next: h, labeler: NewLabeler(opts...)}
+	return &handler{next: h, labeler: newLabeler(opts)}
 }
 
 // Middleware returns a function that wraps a handler like [NewHandler], for
 // routers that take middleware in that form, such as chi and gorilla/mux
 // (router.Use(k6labels.Middleware())).
 func Middleware(opts ...Option) func(http.Handler) http.Handler {
-	l := NewLabeler(opts...)
+	l := newLabeler(opts)
 	return func(h http.Handler) http.Handler {
 		return &handler{next: h, labeler: l}
 	}

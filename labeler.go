@@ -14,8 +14,21 @@ type Labeler struct {
 	cfg config
 }
 
-// NewLabeler returns a Labeler with the given options.
+// NewLabeler returns a Labeler with the given options. It panics if one of
+// them names requests from an *http.Request ([WithNameFormatter],
+// [WithRoutePattern], [WithServeMux]): a Labeler, and the adapters built on
+// it, never have one, so the option would be ignored. Use [WithNameFunc].
 func NewLabeler(opts ...Option) *Labeler {
+	l := newLabeler(opts)
+	if name := l.cfg.httpOnly; name != "" {
+		panic("k6labels: " + name + " names requests in the HTTP handler only (NewHandler, Middleware); " +
+			"a Labeler, the gRPC interceptors and k6fasthttp would ignore it: use WithNameFunc")
+	}
+	return l
+}
+
+// newLabeler is NewLabeler for the HTTP handler, which takes every option.
+func newLabeler(opts []Option) *Labeler {
 	return &Labeler{cfg: newConfig(opts)}
 }
 

@@ -29,7 +29,9 @@ func LabelsFromBaggageHandler(h fasthttp.RequestHandler) fasthttp.RequestHandler
 }
 
 // NewHandler is [LabelsFromBaggageHandler] with the options of the net/http
-// middleware. The ctx that [k6labels.WithNameFunc] gets is the request's
+// middleware but its naming options: like k6labels.NewLabeler, it panics with
+// k6labels.WithNameFormatter, WithRoutePattern or WithServeMux, which need an
+// *http.Request. The ctx that [k6labels.WithNameFunc] gets is the request's
 // *fasthttp.RequestCtx. h reads the labelled context with [Context]. A
 // request with no usable k6 member is passed on as it came, at no cost.
 func NewHandler(h fasthttp.RequestHandler, opts ...k6labels.Option) fasthttp.RequestHandler {

@@ -42,13 +42,15 @@ func LabelsFromBaggageStreamInterceptor(srv any, ss grpc.ServerStream, info *grp
 
 // UnaryServerInterceptor is [LabelsFromBaggageUnaryInterceptor] with options,
 // the same as those of the HTTP handler (k6labels.WithMaxValueBytes and so
-// on).
+// on) but its naming options: it panics, as k6labels.NewLabeler does, with
+// k6labels.WithNameFormatter, WithRoutePattern or WithServeMux, which a call
+// could never use (name calls with k6labels.WithNameFunc).
 func UnaryServerInterceptor(opts ...k6labels.Option) grpc.UnaryServerInterceptor {
 	return newInterceptors(k6labels.NewLabeler(opts...)).unary
 }
 
 // StreamServerInterceptor is [LabelsFromBaggageStreamInterceptor] with
-// options, the same as those of the HTTP handler.
+// options, those of [UnaryServerInterceptor] (it panics on the same ones).
 func StreamServerInterceptor(opts ...k6labels.Option) grpc.StreamServerInterceptor {
 	return newInterceptors(k6labels.NewLabeler(opts...)).stream
 }

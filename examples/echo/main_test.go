@@ -22,13 +22,13 @@ var versions = []struct {
 }{
 	{"v5", appV5, func(h http.Handler) http.Handler {
 		e := echo.New()
-		e.Pre(echo.WrapMiddleware(k6labels.Middleware(k6labels.WithRoutePattern())))
+		e.Pre(k6Labels(k6labels.WithRoutePattern()))
 		e.GET("/bike/:id", echo.WrapHandler(h))
 		return e
 	}},
 	{"v4", appV4, func(h http.Handler) http.Handler {
 		e := echo4.New()
-		e.Pre(routeLabelsV4())
+		e.Pre(k6LabelsV4(k6labels.WithRoutePattern()))
 		e.GET("/bike/:id", echo4.WrapHandler(h))
 		return e
 	}},
@@ -67,8 +67,8 @@ func TestProfile(t *testing.T) {
 // Uploads of several MB parsed with a small maxMemory by an Echo handler
 // under the wrapped middleware leave no temp file, with and without k6
 // baggage, also when the handler panics with no recovery middleware: the
-// net/http handler inside echo.WrapMiddleware removes the files of the
-// request copy it handed on.
+// net/http handler inside k6Labels removes the files of the request copy it
+// handed on.
 func TestMultipartFilesRemoved(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v.name, func(t *testing.T) {

@@ -16,34 +16,35 @@ func startV4(addr string) error {
 	return e.Start(addr)
 }
 
-// newEchoV4 is newEcho on Echo v4, which does not set Request.Pattern:
-// named uses routeLabelsV4, which does, to name k6 requests by route.
+// newEchoV4 is newEcho on Echo v4; named names k6 requests by route path
+// with k6labels.WithRoutePattern().
 func newEchoV4(h echo4.HandlerFunc, named bool) *echo4.Echo {
-	e := echo4.New()
+	var opts []k6labels.Option
 	if named {
-		e.Use(routeLabelsV4())
-	} else {
-		e.Use(echo4.WrapMiddleware(k6labels.Middleware()))
+		opts = append(opts, k6labels.WithRoutePattern())
 	}
+	e := echo4.New()
+	e.Use(k6LabelsV4(opts...))
 	e.GET("/bike/:id", h)
 	e.Group("/api").GET("/car/:id", h)
 	return e
 }
 
-// routeLabelsV4 is echo.WrapMiddleware(k6labels.Middleware(opts...)) with
-// k6_name the route path c.Path() ("/bike/:id"). e.Use runs it after routing
-// (e.Pre would run it before, with no path yet). It puts the path in
-// Request.Pattern, as Echo v5, chi and http.ServeMux do themselves, where
-// WithRoutePattern reads it.
-func routeLabelsV4(opts ...k6labels.Option) echo4.MiddlewareFunc {
-	label := k6labels.Middleware(append(opts, k6labels.WithRoutePattern())...)
+// k6LabelsV4 is k6Labels for Echo v4: the chain runs with the k6 labels,
+// the route path c.Path() ("/bike/:id") is in Request.Pattern for
+// WithRoutePattern (Echo v4 does not set it; e.Use runs after routing, e.Pre
+// before, with no path yet), and c gets back the request it had when the
+// chain returns or panics, so that no form is parsed into the labelled copy
+// after k6labels removed its files.
+func k6LabelsV4(opts ...k6labels.Option) echo4.MiddlewareFunc {
+	label := k6labels.Middleware(opts...)
 	return func(next echo4.HandlerFunc) echo4.HandlerFunc {
 		return func(c echo4.Context) (err error) {
 			r := c.Request()
+			defer c.SetRequest(r)
 			r.Pattern = c.Path()
-			label(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				c.SetRequest(r)
-				c.SetResponse(echo4.NewResponse(w, c.Echo()))
+			label(http.HandlerFunc(func(_ http.ResponseWriter, labelled *http.Request) {
+				c.SetRequest(labelled)
 				err = next(c)
 			})).ServeHTTP(c.Response(), r)
 			return err
