@@ -53,6 +53,10 @@ type Results struct {
 	Outside          int64
 	AllStart, AllEnd time.Time
 
+	// Methods are the http_reqs of each key by k6's method tag (none
+	// when the results carry no method tag).
+	Methods map[Key]map[string]int64
+
 	from, to time.Time // the window of ReadFileIn; zero: none
 }
 
@@ -139,7 +143,7 @@ func read(r io.Reader, from, to time.Time) (*Results, error) {
 
 // add counts value http_reqs of a point; see [Results.LeftOut] for those
 // it leaves out.
-func (res *Results) add(scenario, group, name string, value float64, t time.Time) {
+func (res *Results) add(scenario, group, name, method string, value float64, t time.Time) {
 	n := int64(math.Round(value))
 	if n <= 0 {
 		return
@@ -152,6 +156,7 @@ func (res *Results) add(scenario, group, name string, value float64, t time.Time
 		return
 	}
 	res.Requests[Key{scenario, Name(name)}] += n
+	res.addMethod(Key{scenario, Name(name)}, method, n)
 	res.Total += n
 	if res.Start.IsZero() || t.Before(res.Start) {
 		res.Start = t
@@ -177,6 +182,7 @@ type jsonPoint struct {
 			Scenario string `json:"scenario"`
 			Group    string `json:"group"`
 			Name     string `json:"name"`
+			Method   string `json:"method"`
 		} `json:"tags"`
 	} `json:"data"`
 }
@@ -203,7 +209,7 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
-					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
+					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time)
 				}
 			}
 		}
@@ -273,7 +279,11 @@ func (res *Results) readCSV(r io.Reader) error {
 		if i, ok := col["group"]; ok && i < len(rec) {
 			group = rec[i]
 		}
-		res.add(rec[col["scenario"]], group, rec[col["name"]], v, ts)
+		method := ""
+		if i, ok := col["method"]; ok && i < len(rec) {
+			method = rec[i]
+		}
+		res.add(rec[col["scenario"]], group, rec[col["name"]], method, v, ts)
 	}
 }
 

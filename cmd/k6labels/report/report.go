@@ -333,6 +333,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			b.values[label] = vs
 		}
 	}
+	b.matchRoutes()
 	if err := b.checkNames(); err != nil {
 		return err
 	}
@@ -471,7 +472,7 @@ func (b *builder) checkNames() error {
 		names := slices.Sorted(maps.Keys(byName))
 		return fmt.Errorf("%w: k6's results name requests %s, the k6_name labels are %s. "+
 			"k6labels names a request as LabelValue(\"k6.name\", name) does (query string dropped): "+
-			"a service built with WithQueryStrings, WithRoutePattern or WithNameFunc names them otherwise; "+
+			"a service built with WithQueryStrings or WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL); "+
 			"use --by run,scenario to leave out the name rows", ErrNoMatch, show(names), show(labels))
 	}
 	return nil
