@@ -205,6 +205,9 @@ type Report struct {
 	// OtherRuns is the CPU of the test runs other than RunID in the
 	// source: not in Total, nor in any row or share.
 	OtherRuns Count
+	// Connections is the CPU of connection goroutines that labelled
+	// requests started (ConnectionRow): in Total, in no k6 row.
+	Connections Count
 	// HasRequests tells whether k6 results were given; Requests is their
 	// http_reqs total and Start, End their time range.
 	HasRequests bool
@@ -250,6 +253,11 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	var runs []string
 	for id, c := range totals {
 		r.Total = r.Total.add(c)
+		if id == ConnectionRow {
+			r.Connections = c
+			r.Notes = append(r.Notes, connNote(c))
+			continue
+		}
 		if id != "" {
 			runs = append(runs, id)
 		}
