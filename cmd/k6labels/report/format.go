@@ -123,6 +123,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if r.HasRequests {
 		itemf(w, f, "k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
+		if l := r.alignLine(); l != "" {
+			itemf(w, f, "%s", l)
+		}
 	} else {
 		itemf(w, f, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
 	}
@@ -224,22 +227,25 @@ func writeJSON(w io.Writer, v any) error {
 type (
 	// jsonReport is the whole report.
 	jsonReport struct {
-		Version              int             `json:"version"`                           // 1
-		Source               string          `json:"source"`                            // profile file(s), URL(s) or Pyroscope server and service
-		TestRunID            string          `json:"test_run_id,omitempty"`             // k6_test_run_id reported on, or LocalRun; absent: every run in the source
-		CPUSeconds           float64         `json:"cpu_seconds"`                       // all CPU in the source
-		Samples              int64           `json:"samples"`                           // its profiler samples (10 ms each at 100 Hz)
-		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`                    // CPU of the run(s) reported on
-		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"`            // CPU of samples without any k6 label
-		UnlabelledShare      float64         `json:"unlabelled_share"`                  // of cpu_seconds
-		ConnectionCPUSeconds float64         `json:"connection_goroutines_cpu_seconds"` // CPU of connection goroutines started in labelled requests, in no row
-		Requests             *int64          `json:"requests,omitempty"`                // http_reqs in the k6 results; absent without them
-		Start                *time.Time      `json:"start,omitempty"`                   // first http_reqs point
-		End                  *time.Time      `json:"end,omitempty"`                     // last http_reqs point
-		Confidence           float64         `json:"confidence"`                        // of the per-request intervals: 0.95
-		Rows                 []jsonRow       `json:"rows"`                              // grouping by grouping, most CPU first
-		Unmatched            []jsonUnmatched `json:"unmatched_names"`                   // k6 names no sample carries as k6_name
-		Notes                []string        `json:"notes"`                             // remarks the text output shows as "Note:"
+		Version              int             `json:"version"`                // 1
+		Source               string          `json:"source"`                 // profile file(s), URL(s) or Pyroscope server and service
+		TestRunID            string          `json:"test_run_id,omitempty"`  // k6_test_run_id reported on, or LocalRun; absent: every run in the source
+		CPUSeconds           float64         `json:"cpu_seconds"`            // all CPU in the source
+		Samples              int64           `json:"samples"`                // its profiler samples (10 ms each at 100 Hz)
+		K6CPUSeconds         float64         `json:"k6_cpu_seconds"`         // CPU of the run(s) reported on
+		UnlabelledCPUSeconds float64         `json:"unlabelled_cpu_seconds"` // CPU of samples without any k6 label
+		UnlabelledShare      float64         `json:"unlabelled_share"`       // of cpu_seconds
+		Requests             *int64          `json:"requests,omitempty"`     // http_reqs in the k6 results; absent without them
+		Start                *time.Time      `json:"start,omitempty"`        // first http_reqs point
+		End                  *time.Time      `json:"end,omitempty"`          // last http_reqs point
+		Confidence           float64         `json:"confidence"`             // of the per-request intervals: 0.95
+		Rows                 []jsonRow       `json:"rows"`                   // grouping by grouping, most CPU first
+		Unmatched            []jsonUnmatched `json:"unmatched_names"`        // k6 names no sample carries as k6_name
+		Notes                []string        `json:"notes"`                  // remarks the text output shows as "Note:"
+
+		ConnectionCPUSeconds float64 `json:"connection_goroutines_cpu_seconds"` // CPU of connection goroutines started in labelled requests, in no row
+
+		RequestsOutside int64 `json:"requests_outside_profiles,omitempty"` // k6 requests made outside the profiles' time span, not counted
 	}
 	// jsonRow is one row: the CPU of the samples whose labels By have
 	// Values.
@@ -280,8 +286,8 @@ func (r *Report) jsonReport() jsonReport {
 		Version: 1, Source: r.Source, TestRunID: r.RunID,
 		CPUSeconds: r.Total.CPU.Seconds(), Samples: r.Total.Samples, K6CPUSeconds: r.K6.CPU.Seconds(),
 		UnlabelledCPUSeconds: r.Unlabelled.CPU.Seconds(), UnlabelledShare: ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU)),
-		ConnectionCPUSeconds: r.Connections.CPU.Seconds(),
-		Confidence:           r.Confidence, Rows: []jsonRow{}, Unmatched: []jsonUnmatched{}, Notes: append([]string{}, r.Notes...),
+		ConnectionCPUSeconds: r.Connections.CPU.Seconds(), RequestsOutside: r.Outside,
+		Confidence: r.Confidence, Rows: []jsonRow{}, Unmatched: []jsonUnmatched{}, Notes: append([]string{}, r.Notes...),
 	}
 	if r.HasRequests {
 		start, end := r.Start.UTC(), r.End.UTC()

@@ -221,6 +221,11 @@ type Report struct {
 	Unmatched []Unmatched
 	Notes     []string
 
+	// Outside are the k6 requests left out as made outside the profiles'
+	// time span, and K6Span the time range of all of them.
+	Outside int64
+	K6Span  Span
+
 	prof *profile.Profile // merged profile of the run(s) in scope
 }
 
@@ -302,7 +307,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	}
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
-		r.Notes = append(r.Notes, alignNotes(k)...)
+		r.Outside, r.K6Span = k.Outside, Span{k.AllStart, k.AllEnd}
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
