@@ -8,6 +8,7 @@ require (
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/gorilla/mux v1.8.1
 	github.com/k6labels/k6labels v0.1.0
+	github.com/k6labels/k6labels/cmd/k6labels v0.1.0
 	github.com/k6labels/k6labels/internal/profiletest v0.1.0
 	github.com/k6labels/k6labels/k6grpc v0.1.0
 	github.com/labstack/echo/v4 v4.16.5
@@ -48,13 +49,14 @@ require (
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 
 replace (
 	github.com/k6labels/k6labels => ..
+	github.com/k6labels/k6labels/cmd/k6labels => ../cmd/k6labels
 	github.com/k6labels/k6labels/internal/profiletest => ../internal/profiletest
 	github.com/k6labels/k6labels/k6grpc => ../k6grpc
 )

@@ -103,7 +103,7 @@ func TestTimeAlignment(t *testing.T) {
 		t.Fatalf("%d requests inside: the shift does not make a partial overlap", inside)
 	}
 	for _, w := range []string{fmt.Sprintf("k6 results: %d requests", inside),
-		fmt.Sprintf("only the %d of 9764 k6 requests made while the profiles ran", inside), fmt.Sprintf("the %d others", 9764-inside)} {
+		fmt.Sprintf("Counted: only the %d of 9764 k6 requests made while the profiles ran; the %d others", inside, 9764-inside)} {
 		if !strings.Contains(out, w) {
 			t.Errorf("report does not say %q:\n%s", w, out)
 		}

@@ -53,6 +53,10 @@ type Results struct {
 	Outside          int64
 	AllStart, AllEnd time.Time
 
+	// Methods are the http_reqs of each key by k6's method tag (none
+	// when the results carry no method tag).
+	Methods map[Key]map[string]int64
+
 	from, to time.Time // the window of ReadFileIn; zero: none
 
 	// Latency is k6's http_req_duration and http_req_waiting per scenario
@@ -143,7 +147,7 @@ func read(r io.Reader, from, to time.Time) (*Results, error) {
 
 // add counts value http_reqs of a point; see [Results.LeftOut] for those
 // it leaves out.
-func (res *Results) add(scenario, group, name string, value float64, t time.Time) {
+func (res *Results) add(scenario, group, name, method string, value float64, t time.Time) {
 	n := int64(math.Round(value))
 	if n <= 0 {
 		return
@@ -156,6 +160,7 @@ func (res *Results) add(scenario, group, name string, value float64, t time.Time
 		return
 	}
 	res.Requests[Key{scenario, Name(name)}] += n
+	res.addMethod(Key{scenario, Name(name)}, method, n)
 	res.Total += n
 	if res.Start.IsZero() || t.Before(res.Start) {
 		res.Start = t
@@ -181,6 +186,7 @@ type jsonPoint struct {
 			Scenario string `json:"scenario"`
 			Group    string `json:"group"`
 			Name     string `json:"name"`
+			Method   string `json:"method"`
 		} `json:"tags"`
 	} `json:"data"`
 }
@@ -207,7 +213,7 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
-					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
+					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time)
 				} else if p.Type == "Point" && isLatency(p.Metric) {
 					res.addLatency(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value)
 				}
@@ -270,7 +276,7 @@ func (res *Results) readCSV(r io.Reader) error {
 		if m := rec[col["metric_name"]]; m != "http_reqs" {
 			if isLatency(m) {
 				if v, err := strconv.ParseFloat(rec[col["metric_value"]], 64); err == nil {
-					res.addLatency(m, rec[col["scenario"]], csvGroup(rec, col), rec[col["name"]], v)
+					res.addLatency(m, rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], v)
 				}
 			}
 			continue
@@ -283,7 +289,7 @@ func (res *Results) readCSV(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
 		}
-		res.add(rec[col["scenario"]], csvGroup(rec, col), rec[col["name"]], v, ts)
+		res.add(rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], csvCol(rec, col, "method"), v, ts)
 	}
 }
 

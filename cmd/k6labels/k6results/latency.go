@@ -42,9 +42,9 @@ func isLatency(metric string) bool {
 	return metric == "http_req_duration" || metric == "http_req_waiting"
 }
 
-// csvGroup returns the group column of a csv row, or "".
-func csvGroup(rec []string, col map[string]int) string {
-	if i, ok := col["group"]; ok && i < len(rec) {
+// csvCol returns the named column of a csv row, or "" when it has none.
+func csvCol(rec []string, col map[string]int, name string) string {
+	if i, ok := col[name]; ok && i < len(rec) {
 		return rec[i]
 	}
 	return ""

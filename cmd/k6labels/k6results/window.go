@@ -41,3 +41,19 @@ func (res *Results) inWindow(t time.Time, n int64) bool {
 	}
 	return true
 }
+
+// addMethod counts n requests of k with k6's method tag method.
+func (res *Results) addMethod(k Key, method string, n int64) {
+	if method == "" {
+		return
+	}
+	if res.Methods == nil {
+		res.Methods = map[Key]map[string]int64{}
+	}
+	m := res.Methods[k]
+	if m == nil {
+		m = map[string]int64{}
+		res.Methods[k] = m
+	}
+	m[method] += n
+}

@@ -85,12 +85,12 @@ func CheckOverlap(span Span, k *k6results.Results) error {
 	return nil
 }
 
-// alignNotes returns the note that says which of k's requests were
-// counted, when some were outside the profiles' span.
-func alignNotes(k *k6results.Results) []string {
-	if k == nil || k.Outside == 0 {
-		return nil
+// alignLine returns the header line that says which of the k6 requests
+// were counted, when some were outside the profiles' span; "" if none.
+func (r *Report) alignLine() string {
+	if r.Outside == 0 {
+		return ""
 	}
-	return []string{fmt.Sprintf("only the %d of %d k6 requests made while the profiles ran (%s) are counted: the k6 results run %s; the %d others are of no profiled second",
-		k.Total, k.Total+k.Outside, Span{k.Start, k.End}, Span{k.AllStart, k.AllEnd}, k.Outside)}
+	return fmt.Sprintf("Counted: only the %d of %d k6 requests made while the profiles ran; the %d others (the k6 results run %s) are outside them.",
+		r.Requests, r.Requests+r.Outside, r.Outside, r.K6Span)
 }

@@ -124,6 +124,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if r.HasRequests {
 		itemf(w, f, "k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
+		if l := r.alignLine(); l != "" {
+			itemf(w, f, "%s", l)
+		}
 	} else {
 		itemf(w, f, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
 	}
@@ -154,6 +157,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			t.add(cells...)
 		}
 		t.add("(no k6 labels)", secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
+		if r.Connections.CPU > 0 {
+			t.add(ConnectionRow, secs(r.Connections.CPU), pct(ratio(float64(r.Connections.CPU), float64(r.Total.CPU))), "")
+		}
 		t.write(w, f)
 	}
 	for _, row := range r.Rows {
@@ -238,6 +244,10 @@ type (
 		Rows                 []jsonRow       `json:"rows"`                   // grouping by grouping, most CPU first
 		Unmatched            []jsonUnmatched `json:"unmatched_names"`        // k6 names no sample carries as k6_name
 		Notes                []string        `json:"notes"`                  // remarks the text output shows as "Note:"
+
+		ConnectionCPUSeconds float64 `json:"connection_goroutines_cpu_seconds"` // CPU of connection goroutines started in labelled requests, in no row
+
+		RequestsOutside int64 `json:"requests_outside_profiles,omitempty"` // k6 requests made outside the profiles' time span, not counted
 	}
 	// jsonRow is one row: the CPU of the samples whose labels By have
 	// Values.
@@ -279,6 +289,7 @@ func (r *Report) jsonReport() jsonReport {
 		Version: 1, Source: r.Source, TestRunID: r.RunID,
 		CPUSeconds: r.Total.CPU.Seconds(), Samples: r.Total.Samples, K6CPUSeconds: r.K6.CPU.Seconds(),
 		UnlabelledCPUSeconds: r.Unlabelled.CPU.Seconds(), UnlabelledShare: ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU)),
+		ConnectionCPUSeconds: r.Connections.CPU.Seconds(), RequestsOutside: r.Outside,
 		Confidence: r.Confidence, Rows: []jsonRow{}, Unmatched: []jsonUnmatched{}, Notes: append([]string{}, r.Notes...),
 	}
 	if r.HasRequests {

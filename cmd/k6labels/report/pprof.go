@@ -41,7 +41,7 @@ func NewProfileSource(name string, ps ...*profile.Profile) (*ProfileSource, erro
 			return nil, fmt.Errorf("merging %d CPU profiles: %w", len(ps), err)
 		}
 	}
-	return &ProfileSource{name: name, p: p, period: 10 * time.Millisecond}, nil
+	return &ProfileSource{name: name, p: splitConnGoroutines(p), period: 10 * time.Millisecond}, nil
 }
 
 // CheckCPU returns an error wrapping [ErrNotCPU] unless p has a
@@ -78,6 +78,9 @@ func (s *ProfileSource) Totals(context.Context) (map[string]Count, error) {
 		id := first(smp.Label[LabelRunID])
 		if id == "" && (first(smp.Label[LabelScenario]) != "" || first(smp.Label[LabelName]) != "") {
 			id = LocalRun
+		}
+		if len(smp.Label[connLabel]) > 0 {
+			id = ConnectionRow
 		}
 		c[id] = c[id].add(v)
 	}

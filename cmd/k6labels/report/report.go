@@ -205,6 +205,9 @@ type Report struct {
 	// OtherRuns is the CPU of the test runs other than RunID in the
 	// source: not in Total, nor in any row or share.
 	OtherRuns Count
+	// Connections is the CPU of connection goroutines that labelled
+	// requests started (ConnectionRow): in Total, in no k6 row.
+	Connections Count
 	// HasRequests tells whether k6 results were given; Requests is their
 	// http_reqs total and Start, End their time range.
 	HasRequests bool
@@ -219,6 +222,11 @@ type Report struct {
 	Notes     []string
 	// Grafana, when set, links each row to Grafana Profiles Drilldown.
 	Grafana *Grafana
+
+	// Outside are the k6 requests left out as made outside the profiles'
+	// time span, and K6Span the time range of all of them.
+	Outside int64
+	K6Span  Span
 
 	prof *profile.Profile // merged profile of the run(s) in scope
 }
@@ -254,6 +262,11 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	var runs []string
 	for id, c := range totals {
 		r.Total = r.Total.add(c)
+		if id == ConnectionRow {
+			r.Connections = c
+			r.Notes = append(r.Notes, connNote(c))
+			continue
+		}
 		if id != "" {
 			runs = append(runs, id)
 		}
@@ -298,7 +311,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	}
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
-		r.Notes = append(r.Notes, alignNotes(k)...)
+		r.Outside, r.K6Span = k.Outside, Span{k.AllStart, k.AllEnd}
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
@@ -337,6 +350,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			b.values[label] = vs
 		}
 	}
+	b.matchRoutes()
 	if err := b.checkNames(); err != nil {
 		return err
 	}
@@ -475,7 +489,7 @@ func (b *builder) checkNames() error {
 		names := slices.Sorted(maps.Keys(byName))
 		return fmt.Errorf("%w: k6's results name requests %s, the k6_name labels are %s. "+
 			"k6labels names a request as LabelValue(\"k6.name\", name) does (query string dropped): "+
-			"a service built with WithQueryStrings, WithRoutePattern or WithNameFunc names them otherwise; "+
+			"a service built with WithQueryStrings or WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL); "+
 			"use --by run,scenario to leave out the name rows", ErrNoMatch, show(names), show(labels))
 	}
 	return nil

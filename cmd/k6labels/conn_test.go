@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/k6labels/k6labels"
+)
+
+// TestConnectionGoroutines: a labelled handler calls a backend on
+// 127.0.0.1 with a plain shared http.Client (no NewTransport): the
+// connection's readLoop and writeLoop goroutines start inside the request
+// and keep its labels. Later unlabelled uploads on that connection burn
+// CPU in writeLoop. In the real profile those samples carry the request's
+// k6 labels; the report counts them in the row "(connection goroutines
+// started in a request)", in no k6 row, and names the fix.
+func TestConnectionGoroutines(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer backend.Close()
+	shared := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}}
+	defer shared.CloseIdleConnections()
+	var sink uint64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/checkout", func(w http.ResponseWriter, r *http.Request) {
+		sink += burnUnits(2, uint64(len(r.URL.RawQuery)))
+		resp, err := shared.Get(backend.URL + "/stock")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	})
+	front := httptest.NewServer(k6labels.LabelsFromBaggageHandler(mux))
+	defer front.Close()
+
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var k6 strings.Builder
+	checkout := func(i int) {
+		u := fmt.Sprintf("%s/checkout?id=%d", front.URL, i)
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req.Header.Set("Baggage", "k6.test_run_id=conn,k6.scenario=shop,k6.name="+u)
+		fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":%q,"value":1,"tags":{"method":"GET","name":%q,"scenario":"shop"}}}`+"\n",
+			time.Now().UTC().Format(time.RFC3339Nano), u)
+		resp, err := front.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	checkout(0) // dials the shared connection inside a labelled request
+	body := bytes.Repeat([]byte("x"), 4<<20)
+	for i := range 150 { // unlabelled uploads on that connection
+		resp, err := shared.Post(backend.URL+"/upload", "application/octet-stream", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if i%10 == 0 {
+			checkout(i + 1)
+		}
+	}
+	pprof.StopCPUProfile()
+	p, err := profile.ParseData(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ground truth from the profile: labelled samples of goroutines rooted
+	// in the connection's loops, and the other labelled samples.
+	var conn, work time.Duration
+	for _, s := range p.Sample {
+		if len(s.Label["k6_name"]) == 0 {
+			continue
+		}
+		var frames []string
+		for _, loc := range s.Location {
+			for _, ln := range loc.Line {
+				frames = append(frames, ln.Function.Name)
+			}
+		}
+		bottom := frames[max(0, len(frames)-3):]
+		if slices.Contains(bottom, "net/http.(*persistConn).writeLoop") || slices.Contains(bottom, "net/http.(*persistConn).readLoop") {
+			conn += time.Duration(s.Value[1])
+		} else {
+			work += time.Duration(s.Value[1])
+		}
+	}
+	if conn < 50*time.Millisecond {
+		t.Fatalf("only %s of labelled CPU in the connection's goroutines: the profile shows nothing to test", conn)
+	}
+	dir := t.TempDir()
+	cpu := filepath.Join(dir, "cpu.pb.gz")
+	if err := os.WriteFile(cpu, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k6file := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(k6file, []byte(k6.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, stderr := runCLI(t, "report", "--k6", k6file, "--by", "name", "--format", "json", cpu)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Conn float64 `json:"connection_goroutines_cpu_seconds"`
+		K6   float64 `json:"k6_cpu_seconds"`
+		Rows []struct {
+			Values []string `json:"values"`
+			CPU    float64  `json:"cpu_seconds"`
+		} `json:"rows"`
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	var rows float64
+	for _, r := range rep.Rows {
+		rows += r.CPU
+	}
+	if math.Abs(rep.Conn-conn.Seconds()) > 1e-9 || math.Abs(rows-work.Seconds()) > 1e-9 || math.Abs(rep.K6-work.Seconds()) > 1e-9 {
+		t.Errorf("connection goroutines %.3fs, k6 rows %.3fs, k6 %.3fs; the profile has %.3fs in the connection's loops and %.3fs of request work",
+			rep.Conn, rows, rep.K6, conn.Seconds(), work.Seconds())
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "k6labels.NewTransport") }) {
+		t.Errorf("no note names k6labels.NewTransport: %q", rep.Notes)
+	}
+	code, out, _ = runCLI(t, "report", "--k6", k6file, "--by", "name", cpu)
+	line := ""
+	for l := range strings.Lines(out) {
+		if strings.HasPrefix(strings.TrimSpace(l), "(connection goroutines started in a request) ") {
+			line = l
+		}
+	}
+	if code != exitOK || !strings.Contains(line, fmt.Sprintf(" %.2fs ", conn.Seconds())) {
+		t.Errorf("text output has no row of the connection goroutines:\n%s", out)
+	}
+	t.Logf("connection goroutines %.3fs, request work %.3fs", conn.Seconds(), work.Seconds())
+}

@@ -1,0 +1,242 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+)
+
+// Route-named services label a request with the route it was served under
+// (WithServeMux, WithRoutePattern, a framework's route, a gRPC method)
+// while k6 names it by its URL. routeMatcher finds, for a k6 request's
+// method and URL, the label it was served under.
+type routeMatcher struct {
+	// muxes hold the label values that are Go 1.22+ ServeMux patterns,
+	// asked with the standard library's own matcher; a pattern that
+	// conflicts with those of one mux goes to the next.
+	muxes []*http.ServeMux
+	// templates are the chi/gorilla ({name}, {name:re}, /*) and Echo/Gin
+	// (:name, *) patterns, as anchored regular expressions.
+	templates []template
+}
+
+type template struct {
+	label   string
+	method  string // "" = any
+	re      *regexp.Regexp
+	literal int // literal bytes: the more, the more specific
+}
+
+var (
+	methodPrefix = regexp.MustCompile(`^([A-Z]+) +(/.*)$`)
+	frameworkSeg = regexp.MustCompile(`^(:[^/]+|\*[^/]*|\{[^/{}:]+:.+\})$`)
+)
+
+// newRouteMatcher classifies the label values: those that start with "/"
+// (after an optional method) are routes; the others (k6's URLs and
+// tags.name values) are matched by name only.
+func newRouteMatcher(labels []string) *routeMatcher {
+	m := &routeMatcher{}
+	for _, l := range labels {
+		method, path := "", l
+		if sm := methodPrefix.FindStringSubmatch(l); sm != nil {
+			method, path = sm[1], sm[2]
+		}
+		if !strings.HasPrefix(path, "/") {
+			continue
+		}
+		if t, ok := frameworkTemplate(l, method, path); ok {
+			m.templates = append(m.templates, t)
+			continue
+		}
+		m.register(l)
+	}
+	return m
+}
+
+// frameworkTemplate makes a template of a route with a segment that
+// ServeMux would read literally: :name, *, *name, {name:re}.
+func frameworkTemplate(label, method, path string) (template, bool) {
+	segs := strings.Split(path, "/")
+	framework := false
+	for _, s := range segs {
+		framework = framework || frameworkSeg.MatchString(s)
+	}
+	if !framework {
+		return template{}, false
+	}
+	var b strings.Builder
+	literal := 0
+	for i, s := range segs {
+		if i > 0 {
+			b.WriteString("/")
+		}
+		switch {
+		case strings.HasPrefix(s, ":"):
+			b.WriteString(`[^/]+`)
+		case strings.HasPrefix(s, "*"):
+			b.WriteString(`.*`)
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
+			name := s[1 : len(s)-1]
+			if _, re, ok := strings.Cut(name, ":"); ok {
+				b.WriteString("(?:" + re + ")")
+			} else if strings.HasSuffix(name, "...") {
+				b.WriteString(`.*`)
+			} else {
+				b.WriteString(`[^/]+`)
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(s))
+			literal += len(s)
+		}
+	}
+	re, err := regexp.Compile("^" + b.String() + "$")
+	if err != nil {
+		return template{}, false
+	}
+	return template{label: label, method: method, re: re, literal: literal}, true
+}
+
+// register adds a ServeMux pattern to the first mux it does not conflict
+// with; ServeMux panics on an invalid or conflicting pattern.
+func (m *routeMatcher) register(pattern string) {
+	for i := 0; ; i++ {
+		if i == len(m.muxes) {
+			m.muxes = append(m.muxes, http.NewServeMux())
+		}
+		ok, invalid := tryHandle(m.muxes[i], pattern)
+		if ok || invalid {
+			return
+		}
+	}
+}
+
+// tryHandle registers pattern in mux; invalid tells a pattern that no mux
+// takes, conflict (ok and invalid false) one that another mux may take.
+func tryHandle(mux *http.ServeMux, pattern string) (ok, invalid bool) {
+	defer func() {
+		if e := recover(); e != nil {
+			ok = false
+			invalid = !strings.Contains(fmt.Sprint(e), "conflicts with")
+		}
+	}()
+	mux.Handle(pattern, http.NotFoundHandler())
+	return true, false
+}
+
+// match returns the labels a request of method to the URL name (a k6_name
+// value: k6's URL without its query string) was served under: none, one,
+// or several when the labels cannot tell.
+func (m *routeMatcher) match(method, name string) []string {
+	u, err := url.Parse(name)
+	if err != nil || u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		return nil
+	}
+	if method == "" {
+		method = http.MethodGet
+	}
+	var out []string
+	for _, mux := range m.muxes {
+		req := &http.Request{Method: method, URL: u, Host: u.Host, Header: http.Header{}}
+		if _, p := mux.Handler(req); p != "" {
+			out = append(out, p)
+		}
+	}
+	best := -1
+	var tmatch []string
+	for _, t := range m.templates {
+		if (t.method != "" && t.method != method) || !t.re.MatchString(u.Path) {
+			continue
+		}
+		switch {
+		case t.literal > best:
+			best, tmatch = t.literal, []string{t.label}
+		case t.literal == best:
+			tmatch = append(tmatch, t.label)
+		}
+	}
+	out = append(out, tmatch...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// routeNames maps the k6 names that are no label to the route labels their
+// requests were served under, by k6's method tag and URL. It returns k6
+// results whose names are those labels (k unchanged when nothing maps),
+// how many names it mapped, and the k6 names that match several routes,
+// with their candidates.
+func routeNames(k *k6results.Results, labels []string) (*k6results.Results, int, []string) {
+	if k == nil || len(labels) == 0 {
+		return k, 0, nil
+	}
+	m := newRouteMatcher(labels)
+	if len(m.muxes) == 0 && len(m.templates) == 0 {
+		return k, 0, nil
+	}
+	out := *k
+	out.Requests = map[k6results.Key]int64{}
+	var ambiguous []string
+	mapped := 0
+	for _, key := range k.Keys() {
+		n := k.Requests[key]
+		if _, ok := slices.BinarySearch(labels, key.Name); ok {
+			out.Requests[key] += n
+			continue
+		}
+		methods := maps.Clone(k.Methods[key])
+		matched := false
+		var tagged int64
+		for _, c := range methods {
+			tagged += c
+		}
+		if tagged < n {
+			if methods == nil {
+				methods = map[string]int64{}
+			}
+			methods[""] += n - tagged // points without a method tag
+		}
+		for _, method := range slices.Sorted(maps.Keys(methods)) {
+			c := methods[method]
+			to := key
+			switch ls := m.match(method, key.Name); len(ls) {
+			case 0:
+			case 1:
+				to.Name, matched = ls[0], true
+			default:
+				ambiguous = append(ambiguous, fmt.Sprintf("%s %s (%d requests): %s", cmp.Or(method, "GET"), key.Name, c, strings.Join(ls, ", ")))
+			}
+			out.Requests[to] += c
+		}
+		if matched {
+			mapped++
+		}
+	}
+	if mapped == 0 {
+		return k, 0, ambiguous
+	}
+	return &out, mapped, ambiguous
+}
+
+// matchRoutes maps the k6 names of b's k6 results to route labels (see
+// routeNames) and notes what it did.
+func (b *builder) matchRoutes() {
+	labels, ok := b.values[LabelName]
+	if b.opts.K6 == nil || !ok {
+		return
+	}
+	k, mapped, ambiguous := routeNames(b.opts.K6, labels)
+	if mapped > 0 {
+		b.r.Notes = append(b.r.Notes, fmt.Sprintf("the k6_name labels are routes: %d k6 request names that are no label were matched to the route each request was served under, by k6's method tag and URL (Go's ServeMux patterns by ServeMux itself; {name}, {name:re}, :name and * segments as chi, gorilla, Echo and Gin read them)", mapped))
+		b.opts.K6 = k
+	}
+	if len(ambiguous) > 0 {
+		b.r.Notes = append(b.r.Notes, fmt.Sprintf("%d k6 request names match several route labels and are counted for none (listed as unmatched): %s", len(ambiguous), strings.Join(ambiguous, "; ")))
+	}
+}
