@@ -82,6 +82,12 @@ type Diff struct {
 	Warnings []string
 	Notes    []string
 
+	// Runs are the runs per side ([NewDiffRuns]); RankTest tells that rows
+	// were decided by the rank test over them.
+	Runs     [2]int
+	RankTest bool
+
+	grewN    int
 	stat     []rowStat
 	eligible []int   // reference rows with minSamples in both runs
 	tau2     float64 // between-run variance of a row's log change
@@ -111,8 +117,11 @@ type DiffRow struct {
 	// runs must be for it to reach Detect (+Inf: no length is enough).
 	Detectable, Longer float64
 	atLength           float64 // the smallest detectable change with runs of any length
-	Verdict            string  // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
-	Grew               []FuncChange
+	// RunsNeeded is, with the rank test, the runs per side at which it
+	// would see Detect with 80% power.
+	RunsNeeded int
+	Verdict    string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+	Grew       []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.
@@ -163,7 +172,7 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	case opts.RequestCV < 0:
 		opts.RequestCV = 0
 	}
-	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests,
+	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests, Runs: [2]int{1, 1}, grewN: opts.Grew,
 		MatchName: opts.MatchName, Alpha: opts.Alpha, Speed: 1, Normalize: "none", RunSD: opts.RunSD, Detect: opts.Detect}
 	if !d.PerRequest {
 		d.Notes = append(d.Notes, "no k6 results for both runs: rows compare shares of the k6-labelled CPU, which move when the request mix moves, not only when a request gets costlier; pass --base-k6 and --k6 for CPU per request")
@@ -856,6 +865,9 @@ func (d *Diff) UniformAbove(threshold float64) bool {
 // runs Longer times as long (with the requests and seconds that means), or
 // that no run length is enough.
 func (d *Diff) TestableAfter(dr *DiffRow) string {
+	if d.RankTest {
+		return fmt.Sprintf("about %d runs per side would make it testable (%d and %d now)", dr.RunsNeeded, d.Runs[0], d.Runs[1])
+	}
 	if math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer) {
 		return fmt.Sprintf("no run length is enough: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", 100*d.RunSpread, Change(dr.atLength))
 	}

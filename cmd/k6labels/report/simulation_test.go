@@ -63,6 +63,12 @@ func manyRoutes(n int) []demoRow {
 // the machine factor, the route's factor and a between-run factor
 // exp(sd·N(0,1)); its samples are Poisson of that.
 func (s sim) draw(rng *rand.Rand) *Report {
+	return s.drawWith(func(lambda float64) int64 { return poisson(rng, lambda) }, rng)
+}
+
+// drawWith draws a run with count(mean) samples per row; rng (nil: none)
+// draws the spreads.
+func (s sim) drawWith(count func(float64) int64, rng *rand.Rand) *Report {
 	rows := s.rows
 	if rows == nil {
 		rows = demoRun
@@ -78,9 +84,12 @@ func (s sim) draw(rng *rand.Rand) *Report {
 		if f == 0 {
 			f = 1
 		}
-		lambda := d.samples * f * machine * math.Exp(s.sd*rng.NormFloat64())
-		lambda = max(0, lambda*(1+s.cv/math.Sqrt(float64(d.requests))*rng.NormFloat64()))
-		k := poisson(rng, lambda)
+		lambda := d.samples * f * machine
+		if rng != nil {
+			lambda *= math.Exp(s.sd * rng.NormFloat64())
+			lambda = max(0, lambda*(1+s.cv/math.Sqrt(float64(d.requests))*rng.NormFloat64()))
+		}
+		k := count(lambda)
 		c := Count{Samples: k, CPU: time.Duration(k) * 10 * time.Millisecond}
 		r.Rows = append(r.Rows, Row{By: ByScenarioName, Values: []string{d.scenario, d.name}, Count: c, Requests: d.requests})
 		for _, x := range []struct {
@@ -103,6 +112,11 @@ func (s sim) draw(rng *rand.Rand) *Report {
 		}
 	}
 	return r
+}
+
+// drawExact is a run with exactly the rows' samples: no noise.
+func (s sim) drawExact() *Report {
+	return s.drawWith(func(lambda float64) int64 { return int64(math.Round(lambda)) }, nil)
 }
 
 // simulatedReport draws one run of the demo's rows with Poisson samples
