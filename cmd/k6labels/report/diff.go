@@ -120,8 +120,12 @@ type DiffRow struct {
 	// RunsNeeded is, with the rank test, the runs per side at which it
 	// would see Detect with 80% power.
 	RunsNeeded int
-	Verdict    string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
-	Grew       []FuncChange
+	// Mix is the change the shift of the row's requests between scenarios
+	// alone would make (same CPU per request in each scenario); NaN if
+	// not computed.
+	Mix     float64
+	Verdict string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+	Grew    []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.
@@ -138,11 +142,15 @@ const (
 	// Inconclusive: within noise, but a change of Detect would likely
 	// have been within noise too.
 	Inconclusive = "inconclusive"
-	FewSamples   = "few samples"
-	InOverflow   = "in _overflow?" // a side's row is InOverflow: not tested
-	Reference    = "reference"
-	OnlyBefore   = "only before"
-	OnlyAfter    = "only after"
+	// MixChange: a name (scenario) row's change beyond noise that the
+	// shift of its requests between scenarios (names) explains (Mix); not
+	// a costlier request.
+	MixChange  = "mix change"
+	FewSamples = "few samples"
+	InOverflow = "in _overflow?" // a side's row is InOverflow: not tested
+	Reference  = "reference"
+	OnlyBefore = "only before"
+	OnlyAfter  = "only after"
 )
 
 // NewDiff compares before and after row by row. Each row's change is
@@ -257,7 +265,7 @@ func (d *Diff) match(g Grouping) {
 	}
 	for _, k := range bkeys {
 		d.Rows = append(d.Rows, DiffRow{By: g, Key: k, Before: b[k], After: a[k], Raw: math.NaN(), Normalized: math.NaN(),
-			Speed: 1, Low: math.NaN(), High: math.NaN(), P: 1, Detectable: math.NaN(), Longer: math.NaN()})
+			Speed: 1, Low: math.NaN(), High: math.NaN(), P: 1, Detectable: math.NaN(), Longer: math.NaN(), Mix: math.NaN()})
 	}
 }
 
@@ -702,15 +710,17 @@ func (d *Diff) test() {
 		// The smallest change the family's test sees with 80% power: the
 		// first rejection of Holm's procedure is at Alpha / rows tested.
 		level := d.Alpha / float64(d.Tested)
-		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level, power)) - 1
-		target := math.Log1p(d.Detect) / detectable(1, level, power)
+		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level)) - 1
+		target := math.Log1p(d.Detect) / detectable(1, level)
 		target *= target
-		dr.atLength = math.Exp(detectable(bs[j], level, power)) - 1
+		dr.atLength = math.Exp(detectable(bs[j], level)) - 1
 		dr.Longer = math.Inf(1)
 		if target > bs[j] {
 			dr.Longer = max(1, as[j]/(target-bs[j]))
 		}
 		switch {
+		case rej && d.mixExplains(tested[j], ls[j], as[j]+bs[j], level):
+			dr.Verdict = MixChange
 		case rej && ls[j] > 0:
 			dr.Verdict = Worse
 		case rej:
@@ -898,4 +908,60 @@ func (d *Diff) reference() []int {
 		}
 	}
 	return nil
+}
+
+// mixExplains tells whether the change l (variance v) of a name row (or
+// scenario row) i is explained by the shift of its requests between
+// scenarios (names): the change the before run's CPU per request in each
+// scenario × name row it holds gives with the after run's requests there,
+// in l's direction, leaves a remainder within noise at level. It sets the
+// row's Mix.
+func (d *Diff) mixExplains(i int, l, v, level float64) bool {
+	dr := &d.Rows[i]
+	if !d.PerRequest || !(slices.Equal(dr.By, ByName) || slices.Equal(dr.By, ByScenario)) {
+		return false
+	}
+	own := d.labelValues(dr)
+	holds := func(pr *DiffRow) bool {
+		if !slices.Equal(pr.By, ByScenarioName) {
+			return false
+		}
+		pv := d.labelValues(pr)
+		for label, v := range own {
+			if pv[label] != v {
+				return false
+			}
+		}
+		return true
+	}
+	var k1, n1, n2, expect float64
+	found := 0
+	for j := range d.Rows {
+		pr := &d.Rows[j]
+		if !holds(pr) {
+			continue
+		}
+		if pr.Before == nil || pr.Before.Requests == 0 {
+			if pr.After != nil && pr.After.Requests > 0 {
+				return false // a scenario new to this name: its cost is unknown
+			}
+			continue
+		}
+		found++
+		k1 += float64(pr.Before.Samples)
+		n1 += float64(pr.Before.Requests)
+		if pr.After != nil {
+			n2 += float64(pr.After.Requests)
+			expect += float64(pr.Before.Samples) / float64(pr.Before.Requests) * float64(pr.After.Requests)
+		}
+	}
+	if found < 2 || k1 == 0 || n2 == 0 || expect == 0 {
+		return false
+	}
+	mix := math.Log((expect / n2) / (k1 / n1))
+	dr.Mix = math.Exp(mix) - 1
+	if mix*l <= 0 {
+		return false
+	}
+	return math.Abs(l-mix)/math.Sqrt(v) < normalQuantile(1-level/2)
 }

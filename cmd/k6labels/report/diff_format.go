@@ -104,6 +104,12 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 		t.write(w, f)
 	}
+	for _, dr := range d.Rows {
+		if dr.Verdict == MixChange {
+			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
+				strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Mix))
+		}
+	}
 	inconclusive := d.Inconclusive()
 	if !worse {
 		if len(inconclusive) > 0 {
@@ -185,7 +191,8 @@ type (
 		Detectable    *float64         `json:"detectable_change,omitempty"`      // smallest change seen with 80% power
 		Longer        *float64         `json:"testable_at_length,omitempty"`     // inconclusive rows: runs this many times as long reach detect; absent when none does
 		RunsNeeded    int              `json:"testable_at_runs,omitempty"`       // inconclusive rows of the rank test: runs per side that reach detect
-		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+		Mix           *float64         `json:"mix_change,omitempty"`             // for a name row: the change the shift of its requests between scenarios alone makes
+		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, mix change, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
 	}
 	// jsonShift is every reference row moving together.
@@ -238,7 +245,7 @@ func (d *Diff) jsonDiff() jsonDiff {
 	}
 	for _, dr := range d.Rows {
 		jr := jsonDiffRow{By: dr.By, Key: dr.Key, Raw: num(dr.Raw), Normalized: num(dr.Normalized), Low: num(dr.Low), High: num(dr.High),
-			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable)}
+			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable), Mix: num(dr.Mix)}
 		if dr.Verdict == Inconclusive {
 			jr.Longer = num(dr.Longer)
 			if d.RankTest {

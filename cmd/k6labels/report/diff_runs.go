@@ -165,7 +165,7 @@ func (d *Diff) rankTest(before, after []*Report) {
 		// The rank test's efficiency against the t test is 3/π for normal
 		// data: its detectable change is that of a z test with π/3 times
 		// the variance. It can reject only if its smallest p-value can.
-		dr.Detectable = math.Exp(detectable(se*se*math.Pi/3, level, power)) - 1
+		dr.Detectable = math.Exp(detectable(se*se*math.Pi/3, level)) - 1
 		if minRankP(len(c.x), len(c.y)) > level {
 			dr.Detectable = math.Inf(1)
 		}
@@ -197,7 +197,7 @@ func runsNeeded(spread, level, detect float64) int {
 		n++
 	}
 	if spread > 0 {
-		k := detectable(1, level, power) / math.Log1p(detect)
+		k := detectable(1, level) / math.Log1p(detect)
 		n = max(n, int(math.Ceil(2*math.Pi/3*spread*spread*k*k)))
 	}
 	return n

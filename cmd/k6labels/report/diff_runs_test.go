@@ -149,3 +149,45 @@ func TestDiffTotalLeavesRowOut(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffMixChange: /item costs 1 sample per request in scenario a and
+// 0.2 in b. When the after run sends twice the requests from a and half
+// from b, /item's CPU per request grows 40% with no request costlier: a
+// mix change, not worse, and the gate does not fail on it. When b's
+// requests get 50% costlier with the same mix, /item is worse.
+func TestDiffMixChange(t *testing.T) {
+	run := func(aReq, bReq int64, bCost float64) *Report {
+		return sim{rows: []demoRow{
+			{"a", "http://h:1/item", aReq, float64(aReq)},
+			{"b", "http://h:1/item", bReq, 0.2 * bCost * float64(bReq)},
+			{"a", "http://h:1/other", 2000, 1000},
+		}}.drawExact()
+	}
+	item := func(d *Diff) *DiffRow {
+		for i := range d.Rows {
+			if slices.Equal(d.Rows[i].By, ByName) && d.Rows[i].Key == "/item" {
+				return &d.Rows[i]
+			}
+		}
+		t.Fatal("no /item row")
+		return nil
+	}
+	d, err := NewDiff(run(1000, 1000, 1), run(2000, 500, 1), DiffOptions{Normalize: "none", RunSD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := item(d)
+	if r.Verdict != MixChange || math.Abs(r.Mix-r.Raw) > 0.01 {
+		t.Errorf("/item with the mix shifted: %s, raw %s, mix %s; want mix change explaining it", r.Verdict, Change(r.Raw), Change(r.Mix))
+	}
+	if regs := d.Regressions(0.10); len(regs) != 0 {
+		t.Errorf("a mix change failed the gate: %v", regs[0].Key)
+	}
+	d, err = NewDiff(run(1000, 1000, 1), run(1000, 1000, 3), DiffOptions{Normalize: "none", RunSD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := item(d); r.Verdict != Worse {
+		t.Errorf("/item with b 3× costlier, the same mix: %s (mix %s), want worse", r.Verdict, Change(r.Mix))
+	}
+}
