@@ -356,7 +356,11 @@ go tool pprof command of the worst row's diff flame graph.
 			for _, r := range regs {
 				keys = append(keys, fmt.Sprintf("%s=%s %s", strings.Join(r.By, ","), r.Key, report.Change(r.Normalized)))
 			}
-			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise: %s", errRegression, failAbove, strings.Join(keys, "; "))
+			unnormalized := ""
+			if strings.HasPrefix(d.Normalize, "none (") {
+				unnormalized = " (machine speed NOT normalized: too few routes for --normalize median; see the WARNING above)"
+			}
+			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise%s: %s", errRegression, failAbove, unnormalized, strings.Join(keys, "; "))
 		}
 		if err := inconclusive(d, threshold, failAbove); err != nil && !allowInconclusive {
 			return err

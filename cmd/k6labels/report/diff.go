@@ -32,7 +32,7 @@ type DiffOptions struct {
 	// Detect at 80% power is "inconclusive". 0 means 0.10.
 	Detect float64
 	// RequestCV is the assumed coefficient of variation of one request's
-	// CPU (its spread adds RequestCV²/requests per run); 0 means 1,
+	// CPU (its spread adds RequestCV²/requests per run); 0 means 2,
 	// negative none.
 	RequestCV float64
 }
@@ -176,7 +176,7 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	}
 	switch {
 	case opts.RequestCV == 0:
-		opts.RequestCV = 1
+		opts.RequestCV = 2
 	case opts.RequestCV < 0:
 		opts.RequestCV = 0
 	}
@@ -716,7 +716,8 @@ func (d *Diff) test() {
 		dr.atLength = math.Exp(detectable(bs[j], level)) - 1
 		dr.Longer = math.Inf(1)
 		if target > bs[j] {
-			dr.Longer = max(1, as[j]/(target-bs[j]))
+			// 2% over: the counts' +½ does not shrink with the length.
+			dr.Longer = max(1, 1.02*as[j]/(target-bs[j]))
 		}
 		switch {
 		case rej && d.mixExplains(tested[j], ls[j], as[j]+bs[j], level):
