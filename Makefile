@@ -65,6 +65,14 @@ fuzz:
 
 BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
+## diff-rates: the diff's false-alarm and detection rates on real in-process
+## runs of the demo (DIFF_PAIRS rounds of a no-change and a /car +33% pair;
+## minutes, not part of test). docs/report.md shows a measured table.
+DIFF_PAIRS ?= 10
+.PHONY: diff-rates
+diff-rates:
+	cd examples/rideshare && K6LABELS_DIFF_PAIRS=$(DIFF_PAIRS) go test -run '^TestDiffRates$$' -count=1 -timeout 0 -v . | grep -v '^=== RUN'
+
 ## bench: the root package's benchmarks.
 bench:
 	go test -run '^$$' -bench . -benchmem -count 10 -timeout 30m . | tee bench.txt

@@ -227,8 +227,9 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	var failAbove, normalize, match, svgFile string
 	var alpha, runSD float64
 	var allowInconclusive bool
-	c.fs.StringVar(&before.k6, "base-k6", "", "k6 results `file` of the base (before) run")
-	c.fs.StringVar(&after.k6, "k6", "", "k6 results `file` of the new (after) run")
+	var beforeK6, afterK6 listFlag
+	c.fs.Var(&beforeK6, "base-k6", "k6 results `file` of the base (before) run; repeated, one per run with one --base-profile each: several runs, compared by a rank test")
+	c.fs.Var(&afterK6, "k6", "k6 results `file` of the new (after) run; repeated as --base-k6")
 	c.fs.StringVar(&before.runID, "base-run-id", "", "k6_test_run_id of the base run (default: the only one)")
 	c.fs.StringVar(&after.runID, "run-id", "", "k6_test_run_id of the new run (default: the only one)")
 	c.fs.Var((*listFlag)(&before.profiles), "base-profile", "pprof CPU profile `file or URL` of the base run (repeatable)")
@@ -268,6 +269,20 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	if c.pyroscope == "" && (len(before.profiles) == 0 || len(after.profiles) == 0) {
 		return c.bad("give the profiles of both runs (--base-profile and --profile), or --pyroscope URL --service NAME")
 	}
+	if len(beforeK6) > 0 {
+		before.k6 = beforeK6[0]
+	}
+	if len(afterK6) > 0 {
+		after.k6 = afterK6[0]
+	}
+	beforeRuns, err := c.runsOf("base", before, beforeK6)
+	if err != nil {
+		return err
+	}
+	afterRuns, err := c.runsOf("new", after, afterK6)
+	if err != nil {
+		return err
+	}
 	if c.pyroscope != "" && before.runID == "" && before.k6 == "" {
 		return c.bad("with --pyroscope, say which run is the base: --base-run-id or --base-k6")
 	}
@@ -286,15 +301,22 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	if threshold >= 0 {
 		detect = max(threshold, 1e-6) // 0%: no change is small enough to vouch for
 	}
-	b, err := c.load(ctx, before, opts)
-	if err != nil {
-		return fmt.Errorf("base run: %w", err)
+	var bs, as []*report.Report
+	for i, s := range beforeRuns {
+		b, err := c.load(ctx, s, opts)
+		if err != nil {
+			return fmt.Errorf("base run%s: %w", runNumber(i, len(beforeRuns)), err)
+		}
+		bs = append(bs, b)
 	}
-	a, err := c.load(ctx, after, opts)
-	if err != nil {
-		return fmt.Errorf("new run: %w", err)
+	for i, s := range afterRuns {
+		a, err := c.load(ctx, s, opts)
+		if err != nil {
+			return fmt.Errorf("new run%s: %w", runNumber(i, len(afterRuns)), err)
+		}
+		as = append(as, a)
 	}
-	d, err := report.NewDiff(b, a, report.DiffOptions{Alpha: alpha, Normalize: normalize, MatchName: match == "name",
+	d, err := report.NewDiffRuns(bs, as, report.DiffOptions{Alpha: alpha, Normalize: normalize, MatchName: match == "name",
 		RunSD: runSD, Detect: detect})
 	if err != nil {
 		return err
@@ -320,7 +342,11 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 			for _, r := range regs {
 				keys = append(keys, fmt.Sprintf("%s=%s %s", strings.Join(r.By, ","), r.Key, report.Change(r.Normalized)))
 			}
-			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise: %s", errRegression, failAbove, strings.Join(keys, "; "))
+			unnormalized := ""
+			if strings.HasPrefix(d.Normalize, "none (") {
+				unnormalized = " (machine speed NOT normalized: too few routes for --normalize median; see the WARNING above)"
+			}
+			return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise%s: %s", errRegression, failAbove, unnormalized, strings.Join(keys, "; "))
 		}
 		if err := inconclusive(d, threshold, failAbove); err != nil && !allowInconclusive {
 			return err
@@ -362,4 +388,32 @@ point and 30 s after its last.
 	}
 	f, _ := report.ParseFormat(c.format)
 	return report.WriteRuns(stdout, f, src.String(), start, end, runs)
+}
+
+// runsOf splits one side of a diff into its runs: one run, or with several
+// k6 results files one run per file, each with the profile given in the
+// same position (or, with --pyroscope, the window of its k6 results).
+func (c *common) runsOf(name string, s side, k6 []string) ([]side, error) {
+	if len(k6) <= 1 {
+		return []side{s}, nil
+	}
+	if c.pyroscope == "" && len(s.profiles) != len(k6) {
+		return nil, c.bad("%d k6 results files for the %s run but %d profiles: with several runs per side, give one profile per k6 file, in the same order", len(k6), name, len(s.profiles))
+	}
+	runs := make([]side, len(k6))
+	for i, f := range k6 {
+		runs[i] = side{k6: f, runID: s.runID}
+		if c.pyroscope == "" {
+			runs[i].profiles = []string{s.profiles[i]}
+		}
+	}
+	return runs, nil
+}
+
+// runNumber names run i of n in an error: "" for a single run.
+func runNumber(i, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" %d of %d", i+1, n)
 }

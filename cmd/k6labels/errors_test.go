@@ -292,10 +292,10 @@ func TestDiffGate(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("same profile twice, --allow-inconclusive: exit %d; stderr: %s", code, stderr)
 	}
-	// At 60% every tested row is testable: exit 0 without accepting.
+	// At 80% every tested row is testable: exit 0 without accepting.
 	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
-		"--fail-above", "60%", "--write-profiles", "")
+		"--fail-above", "80%", "--write-profiles", "")
 	if code != exitOK {
-		t.Errorf("same profile twice, --fail-above 60%%: exit %d; stderr: %s", code, stderr)
+		t.Errorf("same profile twice, --fail-above 80%%: exit %d; stderr: %s", code, stderr)
 	}
 }

@@ -32,7 +32,7 @@ type DiffOptions struct {
 	// Detect at 80% power is "inconclusive". 0 means 0.10.
 	Detect float64
 	// RequestCV is the assumed coefficient of variation of one request's
-	// CPU (its spread adds RequestCV²/requests per run); 0 means 1,
+	// CPU (its spread adds RequestCV²/requests per run); 0 means 2,
 	// negative none.
 	RequestCV float64
 }
@@ -82,6 +82,12 @@ type Diff struct {
 	Warnings []string
 	Notes    []string
 
+	// Runs are the runs per side ([NewDiffRuns]); RankTest tells that rows
+	// were decided by the rank test over them.
+	Runs     [2]int
+	RankTest bool
+
+	grewN    int
 	stat     []rowStat
 	eligible []int   // reference rows with minSamples in both runs
 	tau2     float64 // between-run variance of a row's log change
@@ -111,8 +117,15 @@ type DiffRow struct {
 	// runs must be for it to reach Detect (+Inf: no length is enough).
 	Detectable, Longer float64
 	atLength           float64 // the smallest detectable change with runs of any length
-	Verdict            string  // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
-	Grew               []FuncChange
+	// RunsNeeded is, with the rank test, the runs per side at which it
+	// would see Detect with 80% power.
+	RunsNeeded int
+	// Mix is the change the shift of the row's requests between scenarios
+	// alone would make (same CPU per request in each scenario); NaN if
+	// not computed.
+	Mix     float64
+	Verdict string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+	Grew    []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.
@@ -129,11 +142,15 @@ const (
 	// Inconclusive: within noise, but a change of Detect would likely
 	// have been within noise too.
 	Inconclusive = "inconclusive"
-	FewSamples   = "few samples"
-	InOverflow   = "in _overflow?" // a side's row is InOverflow: not tested
-	Reference    = "reference"
-	OnlyBefore   = "only before"
-	OnlyAfter    = "only after"
+	// MixChange: a name (scenario) row's change beyond noise that the
+	// shift of its requests between scenarios (names) explains (Mix); not
+	// a costlier request.
+	MixChange  = "mix change"
+	FewSamples = "few samples"
+	InOverflow = "in _overflow?" // a side's row is InOverflow: not tested
+	Reference  = "reference"
+	OnlyBefore = "only before"
+	OnlyAfter  = "only after"
 )
 
 // NewDiff compares before and after row by row. Each row's change is
@@ -159,11 +176,11 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	}
 	switch {
 	case opts.RequestCV == 0:
-		opts.RequestCV = 1
+		opts.RequestCV = 2
 	case opts.RequestCV < 0:
 		opts.RequestCV = 0
 	}
-	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests,
+	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests, Runs: [2]int{1, 1}, grewN: opts.Grew,
 		MatchName: opts.MatchName, Alpha: opts.Alpha, Speed: 1, Normalize: "none", RunSD: opts.RunSD, Detect: opts.Detect}
 	if !d.PerRequest {
 		d.Notes = append(d.Notes, "no k6 results for both runs: rows compare shares of the k6-labelled CPU, which move when the request mix moves, not only when a request gets costlier; pass --base-k6 and --k6 for CPU per request")
@@ -248,7 +265,7 @@ func (d *Diff) match(g Grouping) {
 	}
 	for _, k := range bkeys {
 		d.Rows = append(d.Rows, DiffRow{By: g, Key: k, Before: b[k], After: a[k], Raw: math.NaN(), Normalized: math.NaN(),
-			Speed: 1, Low: math.NaN(), High: math.NaN(), P: 1, Detectable: math.NaN(), Longer: math.NaN()})
+			Speed: 1, Low: math.NaN(), High: math.NaN(), P: 1, Detectable: math.NaN(), Longer: math.NaN(), Mix: math.NaN()})
 	}
 }
 
@@ -693,15 +710,18 @@ func (d *Diff) test() {
 		// The smallest change the family's test sees with 80% power: the
 		// first rejection of Holm's procedure is at Alpha / rows tested.
 		level := d.Alpha / float64(d.Tested)
-		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level, power)) - 1
-		target := math.Log1p(d.Detect) / detectable(1, level, power)
+		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level)) - 1
+		target := math.Log1p(d.Detect) / detectable(1, level)
 		target *= target
-		dr.atLength = math.Exp(detectable(bs[j], level, power)) - 1
+		dr.atLength = math.Exp(detectable(bs[j], level)) - 1
 		dr.Longer = math.Inf(1)
 		if target > bs[j] {
-			dr.Longer = max(1, as[j]/(target-bs[j]))
+			// 2% over: the counts' +½ does not shrink with the length.
+			dr.Longer = max(1, 1.02*as[j]/(target-bs[j]))
 		}
 		switch {
+		case rej && d.mixExplains(tested[j], ls[j], as[j]+bs[j], level):
+			dr.Verdict = MixChange
 		case rej && ls[j] > 0:
 			dr.Verdict = Worse
 		case rej:
@@ -856,6 +876,9 @@ func (d *Diff) UniformAbove(threshold float64) bool {
 // runs Longer times as long (with the requests and seconds that means), or
 // that no run length is enough.
 func (d *Diff) TestableAfter(dr *DiffRow) string {
+	if d.RankTest {
+		return fmt.Sprintf("about %d runs per side would make it testable (%d and %d now)", dr.RunsNeeded, d.Runs[0], d.Runs[1])
+	}
 	if math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer) {
 		return fmt.Sprintf("no run length is enough: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", 100*d.RunSpread, Change(dr.atLength))
 	}
@@ -886,4 +909,60 @@ func (d *Diff) reference() []int {
 		}
 	}
 	return nil
+}
+
+// mixExplains tells whether the change l (variance v) of a name row (or
+// scenario row) i is explained by the shift of its requests between
+// scenarios (names): the change the before run's CPU per request in each
+// scenario × name row it holds gives with the after run's requests there,
+// in l's direction, leaves a remainder within noise at level. It sets the
+// row's Mix.
+func (d *Diff) mixExplains(i int, l, v, level float64) bool {
+	dr := &d.Rows[i]
+	if !d.PerRequest || !(slices.Equal(dr.By, ByName) || slices.Equal(dr.By, ByScenario)) {
+		return false
+	}
+	own := d.labelValues(dr)
+	holds := func(pr *DiffRow) bool {
+		if !slices.Equal(pr.By, ByScenarioName) {
+			return false
+		}
+		pv := d.labelValues(pr)
+		for label, v := range own {
+			if pv[label] != v {
+				return false
+			}
+		}
+		return true
+	}
+	var k1, n1, n2, expect float64
+	found := 0
+	for j := range d.Rows {
+		pr := &d.Rows[j]
+		if !holds(pr) {
+			continue
+		}
+		if pr.Before == nil || pr.Before.Requests == 0 {
+			if pr.After != nil && pr.After.Requests > 0 {
+				return false // a scenario new to this name: its cost is unknown
+			}
+			continue
+		}
+		found++
+		k1 += float64(pr.Before.Samples)
+		n1 += float64(pr.Before.Requests)
+		if pr.After != nil {
+			n2 += float64(pr.After.Requests)
+			expect += float64(pr.Before.Samples) / float64(pr.Before.Requests) * float64(pr.After.Requests)
+		}
+	}
+	if found < 2 || k1 == 0 || n2 == 0 || expect == 0 {
+		return false
+	}
+	mix := math.Log((expect / n2) / (k1 / n1))
+	dr.Mix = math.Exp(mix) - 1
+	if mix*l <= 0 {
+		return false
+	}
+	return math.Abs(l-mix)/math.Sqrt(v) < normalQuantile(1-level/2)
 }

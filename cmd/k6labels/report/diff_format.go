@@ -38,8 +38,13 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
 			Change(d.Speed-1), describeNormalize(d.Normalize))
 	}
-	itemf(w, f, "Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
-		100*d.RunSpread, 100*d.Alpha, d.Tested)
+	if d.RankTest {
+		itemf(w, f, "Beyond noise: Mann–Whitney rank test of each row's CPU per request over the %d and %d runs (after divided by the row's machine-speed factor), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested; intervals from the runs' spread.",
+			d.Runs[0], d.Runs[1], 100*d.Alpha, d.Tested)
+	} else {
+		itemf(w, f, "Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
+			100*d.RunSpread, 100*d.Alpha, d.Tested)
+	}
 	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", Change(d.Detect))
 	fmt.Fprintln(w)
 	var groups []Grouping
@@ -65,7 +70,10 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 				interval = Change(dr.Low) + " … " + Change(dr.High)
 			}
 			detect := ""
-			if !math.IsNaN(dr.Detectable) {
+			switch {
+			case math.IsInf(dr.Detectable, 1):
+				detect = "more runs"
+			case !math.IsNaN(dr.Detectable):
 				detect = "±" + strings.TrimPrefix(Change(dr.Detectable), "+")
 			}
 			t.add(append(cells, interval, detect, dr.Verdict)...)
@@ -95,6 +103,12 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 		t.write(w, f)
 	}
+	for _, dr := range d.Rows {
+		if dr.Verdict == MixChange {
+			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
+				strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Mix))
+		}
+	}
 	inconclusive := d.Inconclusive()
 	if !worse {
 		if len(inconclusive) > 0 {
@@ -107,7 +121,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	if len(inconclusive) > 0 {
 		heading(w, f, 3, "Inconclusive rows: within noise, but a change of "+Change(d.Detect)+" could have been too")
 		for _, dr := range inconclusive {
-			itemf(w, f, "%s=%s: the smallest change the test would see is %s; %s.", strings.Join(dr.By, ","), dr.Key, Change(dr.Detectable), d.TestableAfter(&dr))
+			itemf(w, f, "%s=%s: %s; %s.", strings.Join(dr.By, ","), dr.Key, d.seen(&dr), d.TestableAfter(&dr))
 		}
 		fmt.Fprintln(w)
 	}
@@ -147,6 +161,8 @@ type (
 		Detect     float64       `json:"detect"`       // the change a "same" verdict vouches for
 		Uniform    *jsonShift    `json:"uniform_change,omitempty"`
 		Warnings   []string      `json:"warnings"`  // why the answer is weaker than asked
+		Runs       [2]int        `json:"runs"`      // runs before and after
+		Test       string        `json:"test"`      // pooled, or rank (several runs per side)
 		Rows       []jsonDiffRow `json:"rows"`      // grouping by grouping
 		Notes      []string      `json:"notes"`     // remarks the text output shows as "Note:"
 		Regression bool          `json:"any_worse"` // some row's verdict is worse
@@ -174,7 +190,9 @@ type (
 		Speed         float64          `json:"speed_factor"`                     // the factor this row is divided by (made without it)
 		Detectable    *float64         `json:"detectable_change,omitempty"`      // smallest change seen with 80% power
 		Longer        *float64         `json:"testable_at_length,omitempty"`     // inconclusive rows: runs this many times as long reach detect; absent when none does
-		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+		RunsNeeded    int              `json:"testable_at_runs,omitempty"`       // inconclusive rows of the rank test: runs per side that reach detect
+		Mix           *float64         `json:"mix_change,omitempty"`             // for a name row: the change the shift of its requests between scenarios alone makes
+		Verdict       string           `json:"verdict"`                          // worse, better, same, inconclusive, mix change, few samples, in _overflow?, reference, only before, only after
 		Grew          []jsonFuncChange `json:"functions_grew,omitempty"`         // for worse rows: functions whose self CPU grew most
 		GrafanaURL    string           `json:"grafana_url,omitempty"`            // with --grafana: the row's diff flame graph in Grafana Profiles Drilldown
 	}
@@ -212,8 +230,11 @@ func side(r *Report) jsonDiffSide {
 
 func (d *Diff) jsonDiff() jsonDiff {
 	j := jsonDiff{Version: 1, Measure: "share_of_k6", Before: side(d.Before), After: side(d.After), MatchBy: "url_path",
-		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, RunSD: d.RunSpread, Detect: d.Detect,
+		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, RunSD: d.RunSpread, Detect: d.Detect, Runs: d.Runs, Test: "pooled",
 		Warnings: append([]string{}, d.Warnings...), Rows: []jsonDiffRow{}, Notes: append([]string{}, d.Notes...)}
+	if d.RankTest {
+		j.Test = "rank"
+	}
 	if u := d.Uniform; u != nil {
 		j.Uniform = &jsonShift{u.Change, u.Low, u.High, u.Rows}
 	}
@@ -225,9 +246,12 @@ func (d *Diff) jsonDiff() jsonDiff {
 	}
 	for _, dr := range d.Rows {
 		jr := jsonDiffRow{By: dr.By, Key: dr.Key, Raw: num(dr.Raw), Normalized: num(dr.Normalized), Low: num(dr.Low), High: num(dr.High),
-			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable)}
+			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable), Mix: num(dr.Mix)}
 		if dr.Verdict == Inconclusive {
 			jr.Longer = num(dr.Longer)
+			if d.RankTest {
+				jr.RunsNeeded = dr.RunsNeeded
+			}
 		}
 		if dr.Before != nil {
 			jr.BeforeSamples = dr.Before.Samples
@@ -313,4 +337,12 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// seen says what the test could see in an inconclusive row.
+func (d *Diff) seen(dr *DiffRow) string {
+	if math.IsInf(dr.Detectable, 1) {
+		return "with so few runs the rank test cannot reach the level Holm's procedure needs"
+	}
+	return "the smallest change the test would see is " + Change(dr.Detectable)
 }

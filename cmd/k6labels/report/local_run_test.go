@@ -112,8 +112,10 @@ func TestLocalRunBesideNamedRun(t *testing.T) {
 }
 
 // TestLocalRunDiff: two local runs, given as two profiles, are compared.
+// (1,000 requests a route: with 100, the spread of requests' own CPU alone
+// hides a doubling.)
 func TestLocalRunDiff(t *testing.T) {
-	k := localK6(t, 100, "http://h:1/car", "http://h:1/bike")
+	k := localK6(t, 1000, "http://h:1/car", "http://h:1/bike")
 	before, err := report.New(t.Context(), localProfile(500), report.Options{K6: k})
 	if err != nil {
 		t.Fatal(err)

@@ -145,8 +145,8 @@ func excessVariance(x, v []float64) (tau2 float64, ok bool) {
 }
 
 // detectable returns the smallest log change a two-sided z test at level
-// alpha detects with probability power, given the variance of the
+// alpha detects with probability power (80%), given the variance of the
 // estimate: (z_{1−α/2} + z_power) · √variance.
-func detectable(variance, alpha, power float64) float64 {
+func detectable(variance, alpha float64) float64 {
 	return (normalQuantile(1-alpha/2) + normalQuantile(power)) * math.Sqrt(variance)
 }

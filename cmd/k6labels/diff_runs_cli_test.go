@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
+)
+
+// TestDiffSeveralRuns: five runs per side (repeated --base-k6/--base-profile
+// pairs) are compared by the rank test: the same profile on both sides is
+// within noise; /car made 30% costlier in every after run is worse and
+// fails the gate; a side with more k6 files than profiles is refused.
+func TestDiffSeveralRuns(t *testing.T) {
+	fx := fixture.Dir(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
+	k6 := fx4Requests(t, dir)
+	b, err := os.ReadFile(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Sample {
+		if slices.Contains(s.Label["k6_name"], "http://127.0.0.1:18080/car") {
+			for i := range s.Value {
+				s.Value[i] = s.Value[i] * 13 / 10
+			}
+		}
+	}
+	costlier := filepath.Join(dir, "costlier.pb.gz")
+	f, err := os.Create(costlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	runs := func(flagK6, flagProfile, profile string, n int) []string {
+		var args []string
+		for range n {
+			args = append(args, flagK6, k6, flagProfile, profile)
+		}
+		return args
+	}
+	args := func(after string) []string {
+		a := []string{"diff", "--by", "name", "--normalize", "none", "--fail-above", "10%", "--format", "json", "--write-profiles", ""}
+		a = append(a, runs("--base-k6", "--base-profile", cpu, 5)...)
+		return append(a, runs("--k6", "--profile", after, 5)...)
+	}
+	var d struct {
+		Test string `json:"test"`
+		Runs [2]int `json:"runs"`
+		Rows []struct {
+			Key     string `json:"key"`
+			Verdict string `json:"verdict"`
+		} `json:"rows"`
+	}
+	code, out, stderr := runCLI(t, args(cpu)...)
+	if code != exitOK {
+		t.Errorf("same runs: exit %d; stderr: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if d.Test != "rank" || d.Runs != [2]int{5, 5} {
+		t.Errorf("test %q, runs %v; want rank, [5 5]", d.Test, d.Runs)
+	}
+	code, out, stderr = runCLI(t, args(costlier)...)
+	if code != exitRegression || !strings.Contains(stderr, "k6_name=/car +30.0%") {
+		t.Errorf("/car +30%% in every after run: exit %d, want %d; stderr: %s", code, exitRegression, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, r := range d.Rows {
+		if (r.Key == "/car") != (r.Verdict == "worse") {
+			t.Errorf("%s: %s", r.Key, r.Verdict)
+		}
+	}
+	code, _, stderr = runCLI(t, "diff", "--base-k6", k6, "--base-k6", k6, "--base-profile", cpu, "--k6", k6, "--profile", cpu)
+	if code != exitUsage || !strings.Contains(stderr, "2 k6 results files for the base run but 1 profiles: with several runs per side, give one profile per k6 file, in the same order") {
+		t.Errorf("k6 files without profiles: exit %d; stderr: %s", code, stderr)
+	}
+}

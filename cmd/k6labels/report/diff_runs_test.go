@@ -1,0 +1,193 @@
+package report
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMannWhitney: exact p-values against the counted distribution's known
+// values, and the normal approximation close to the exact one.
+func TestMannWhitney(t *testing.T) {
+	for _, c := range []struct {
+		x, y []float64
+		p    float64
+	}{
+		{[]float64{1, 2, 3}, []float64{4, 5, 6}, 0.1},           // 2 · 1/20
+		{[]float64{4, 5, 6}, []float64{1, 2, 3}, 0.1},           // the other way
+		{[]float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, 2. / 70}, // 2 · 1/C(8,4)
+		{[]float64{1, 3}, []float64{2, 4}, 2. / 3},              // U = 1: P(U ≤ 1) = 2/6
+	} {
+		if p := mannWhitney(c.x, c.y); math.Abs(p-c.p) > 1e-12 {
+			t.Errorf("mannWhitney(%v, %v) = %v, want %v", c.x, c.y, p, c.p)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, y := make([]float64, 30), make([]float64, 30)
+	for i := range x {
+		x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()+0.5
+	}
+	exact := mannWhitney(x, y)
+	y[0] = x[0] // a tie: the normal approximation
+	approx := mannWhitney(x, y)
+	if math.Abs(exact-approx) > 0.02 {
+		t.Errorf("exact %v, normal approximation %v", exact, approx)
+	}
+	if got, want := minRankP(6, 6), 2./924; math.Abs(got-want) > 1e-15 {
+		t.Errorf("minRankP(6, 6) = %v, want %v", got, want)
+	}
+}
+
+// runsOf draws n runs of s, each with its own machine factor exp(0.02·N).
+func runsOf(rng *rand.Rand, s sim, n int) []*Report {
+	out := make([]*Report, n)
+	for i := range out {
+		r := s
+		r.machine = math.Exp(0.02 * rng.NormFloat64())
+		out[i] = r.draw(rng)
+	}
+	return out
+}
+
+// TestDiffRunsRankTest: 8 runs per side, each on a machine of its own
+// speed (σ 2%), rows also spread between runs (σ 2%), requests' CPU cv 1.
+// No change: some row flagged in at most alpha of the comparisons; /car
+// +10%: found in at least 80%, no other route flagged beyond alpha. With
+// 2 runs per side every row is inconclusive and the text says how many
+// runs per side would do.
+func TestDiffRunsRankTest(t *testing.T) {
+	const trials, alpha = 150, 0.05
+	s := sim{cv: 1, sd: 0.02}
+	rng := rand.New(rand.NewPCG(50, 7))
+	alarms, found, others := 0, 0, 0
+	for range trials {
+		d, err := NewDiffRuns(runsOf(rng, s, 8), runsOf(rng, s, 8), DiffOptions{Alpha: alpha, Normalize: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.RankTest {
+			t.Fatal("8 runs per side, no rank test")
+		}
+		if len(flaggedRows(d)) > 0 {
+			alarms++
+		}
+		after := s
+		after.factor = map[string]float64{"http://h:1/car": 1.1}
+		base := runsOf(rng, s, 8)
+		d, err = NewDiffRuns(base, runsOf(rng, after, 8), DiffOptions{Alpha: alpha, Normalize: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dr := range d.Rows {
+			if !slices.Equal(dr.By, ByName) {
+				continue
+			}
+			switch {
+			case dr.Key == "/car" && dr.Verdict == Worse:
+				found++
+			case dr.Key != "/car" && (dr.Verdict == Worse || dr.Verdict == Better):
+				others++
+			}
+		}
+	}
+	limit := alpha + 3*math.Sqrt(alpha*(1-alpha)/trials)
+	t.Logf("8 runs per side: no change flagged in %d of %d; /car +10%% found in %d, another route flagged %d times", alarms, trials, found, others)
+	if float64(alarms)/trials > limit {
+		t.Errorf("no change: flagged in %d of %d comparisons, above alpha", alarms, trials)
+	}
+	if found < trials*8/10 {
+		t.Errorf("/car +10%% found in %d of %d comparisons, want ≥ 80%%", found, trials)
+	}
+	if float64(others)/trials > limit {
+		t.Errorf("another route flagged in %d of %d comparisons", others, trials)
+	}
+
+	d, err := NewDiffRuns(runsOf(rng, s, 2), runsOf(rng, s, 2), DiffOptions{Alpha: alpha, Normalize: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dr := range d.Rows {
+		if slices.Equal(dr.By, ByName) && dr.Key == "/car" {
+			if dr.Verdict != Inconclusive || dr.RunsNeeded < 6 {
+				t.Errorf("/car with 2 runs per side: %s, %d runs needed; want inconclusive, 6 or more", dr.Verdict, dr.RunsNeeded)
+			}
+			t.Logf("/car, 2 runs per side: %s", d.TestableAfter(&dr))
+		}
+	}
+}
+
+// exactReport is a run of the demo's rows with exactly their expected
+// samples, the name rows' CPU times factor[name].
+func exactReport(factor map[string]float64) *Report {
+	rows := slices.Clone(demoRun)
+	for i := range rows {
+		if f := factor[rows[i].name]; f != 0 {
+			rows[i].samples *= f
+		}
+		rows[i].samples = math.Round(rows[i].samples)
+	}
+	return sim{rows: rows, cv: 0}.drawExact()
+}
+
+// TestDiffTotalLeavesRowOut: with --normalize total, /car (most of the
+// CPU) 30% costlier reads +30%, not the half a factor holding /car itself
+// would leave. (The other routes' factors hold /car, so they read better:
+// the known limit of total.)
+func TestDiffTotalLeavesRowOut(t *testing.T) {
+	d, err := NewDiff(exactReport(nil), exactReport(map[string]float64{"http://h:1/car": 1.3}), DiffOptions{Normalize: "total"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dr := range d.Rows {
+		if !slices.Equal(dr.By, ByName) || dr.Key != "/car" {
+			continue
+		}
+		want := 0.3
+		if math.Abs(dr.Normalized-want) > 0.005 {
+			t.Errorf("%s: normalized %s, want %s (factor %.3f)", dr.Key, Change(dr.Normalized), Change(want), dr.Speed)
+		}
+	}
+}
+
+// TestDiffMixChange: /item costs 1 sample per request in scenario a and
+// 0.2 in b. When the after run sends twice the requests from a and half
+// from b, /item's CPU per request grows 40% with no request costlier: a
+// mix change, not worse, and the gate does not fail on it. When b's
+// requests get 50% costlier with the same mix, /item is worse.
+func TestDiffMixChange(t *testing.T) {
+	run := func(aReq, bReq int64, bCost float64) *Report {
+		return sim{rows: []demoRow{
+			{"a", "http://h:1/item", aReq, float64(aReq)},
+			{"b", "http://h:1/item", bReq, 0.2 * bCost * float64(bReq)},
+			{"a", "http://h:1/other", 2000, 1000},
+		}}.drawExact()
+	}
+	item := func(d *Diff) *DiffRow {
+		for i := range d.Rows {
+			if slices.Equal(d.Rows[i].By, ByName) && d.Rows[i].Key == "/item" {
+				return &d.Rows[i]
+			}
+		}
+		t.Fatal("no /item row")
+		return nil
+	}
+	d, err := NewDiff(run(1000, 1000, 1), run(2000, 500, 1), DiffOptions{Normalize: "none", RunSD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := item(d)
+	if r.Verdict != MixChange || math.Abs(r.Mix-r.Raw) > 0.01 {
+		t.Errorf("/item with the mix shifted: %s, raw %s, mix %s; want mix change explaining it", r.Verdict, Change(r.Raw), Change(r.Mix))
+	}
+	if regs := d.Regressions(0.10); len(regs) != 0 {
+		t.Errorf("a mix change failed the gate: %v", regs[0].Key)
+	}
+	d, err = NewDiff(run(1000, 1000, 1), run(1000, 1000, 3), DiffOptions{Normalize: "none", RunSD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := item(d); r.Verdict != Worse {
+		t.Errorf("/item with b 3× costlier, the same mix: %s (mix %s), want worse", r.Verdict, Change(r.Mix))
+	}
+}
