@@ -255,6 +255,15 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 	if err != nil {
 		return nil, "", nil, err
 	}
+	if totals, err := src.Totals(ctx); err != nil || totals[report.LocalRun].Samples == 0 {
+		if err != nil && !errors.Is(err, report.ErrNoData) {
+			return nil, "", nil, err
+		}
+		return nil, "", nil, fmt.Errorf("%w: no profile of a local k6 run (k6 labels, no test run id) of service %q is stamped within its k6 results' range, %s to %s, the only window that holds no other local run's; "+
+			"%.2fs of such CPU is in the profiles stamped in the %s before it (this run's, another's, or both: Pyroscope stamps a profile with the start of its %s window). "+
+			"Set K6_CLOUDRUN_TEST_RUN_ID (k6 run -e K6_CLOUDRUN_TEST_RUN_ID=build-124) so that the run can be told apart",
+			report.ErrNoData, c.service, k.Start.UTC().Format(time.RFC3339), k.End.UTC().Format(time.RFC3339), before.Seconds(), report.PyroscopeWindow, report.PyroscopeWindow)
+	}
 	if before > 0 || after > 0 {
 		note := fmt.Sprintf("a local k6 run's CPU (k6 labels, no test run id) is in profiles stamped outside this run's k6 results: %.2fs in the %s before its first request, %.2fs in the %s after its last. "+
 			"It is not counted: it may be another local run's, or (before) this run's own first seconds, as Pyroscope stamps a profile with the start of its %s window, so this run's CPU per request may be low by up to that much",
