@@ -140,7 +140,9 @@ func modelPyroscope(t *testing.T, service string, profiles []modelProfile) strin
 				out = append(out, s)
 			}
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"series": out})
+			if err := json.NewEncoder(w).Encode(map[string]any{"series": out}); err != nil {
+				t.Error(err)
+			}
 		case strings.HasSuffix(r.URL.Path, "/LabelValues"):
 			var req struct {
 				Name       string   `json:"name"`
@@ -155,7 +157,9 @@ func modelPyroscope(t *testing.T, service string, profiles []modelProfile) strin
 				}
 			}
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"names": names})
+			if err := json.NewEncoder(w).Encode(map[string]any{"names": names}); err != nil {
+				t.Error(err)
+			}
 		case strings.HasSuffix(r.URL.Path, "/SelectMergeProfile"):
 			// The protobuf request: field 2 the selector, 3 and 4 the window.
 			sel, start, end := decodeMerge(t, body)
