@@ -171,14 +171,9 @@ func (c *common) runsWindow() (time.Time, time.Time, error) {
 // first waits for the run's last window to be uploaded. It returns the run
 // it chose and notes for the report.
 func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID string) (report.Source, string, []string, error) {
-	var start, end time.Time
-	if k != nil && c.start == "" && c.end == "" {
-		start, end = k.Start.Add(-c.margin), k.End.Add(c.margin)
-	} else {
-		var err error
-		if start, end, err = c.window(nil); err != nil {
-			return nil, "", nil, err
-		}
+	start, end, err := c.window(k) // --start/--end, else k ± --margin, else --since
+	if err != nil {
+		return nil, "", nil, err
 	}
 	base, err := newPyroscopeSource(c, start, end)
 	if err != nil {
@@ -223,7 +218,7 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 			return nil, "", nil, fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass --run-id to say which one the k6 results are of",
 				report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals))
 		case len(runs) > 1:
-			return base, "", notes, warn() // every run, as the report's note says
+			return base, "", nil, nil // no k6 results: every run, as the report's note says
 		default:
 			return base, "", notes, nil // no k6 labels: New says so
 		}
