@@ -171,14 +171,9 @@ func (c *common) runsWindow() (time.Time, time.Time, error) {
 // first waits for the run's last window to be uploaded. It returns the run
 // it chose and notes for the report.
 func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID string) (report.Source, string, []string, error) {
-	var start, end time.Time
-	if k != nil && c.start == "" && c.end == "" {
-		start, end = k.Start.Add(-c.margin), k.End.Add(c.margin)
-	} else {
-		var err error
-		if start, end, err = c.window(nil); err != nil {
-			return nil, "", nil, err
-		}
+	start, end, err := c.window(k) // --start/--end, else k ± --margin, else --since
+	if err != nil {
+		return nil, "", nil, err
 	}
 	base, err := newPyroscopeSource(c, start, end)
 	if err != nil {
@@ -223,7 +218,7 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 			return nil, "", nil, fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass --run-id to say which one the k6 results are of",
 				report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals))
 		case len(runs) > 1:
-			return base, "", notes, warn() // every run, as the report's note says
+			return base, "", nil, nil // no k6 results: every run, as the report's note says
 		default:
 			return base, "", notes, nil // no k6 labels: New says so
 		}
@@ -254,6 +249,15 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 	before, after, err := src.LocalOutside(ctx, report.PyroscopeWindow)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	if totals, err := src.Totals(ctx); err != nil || totals[report.LocalRun].Samples == 0 {
+		if err != nil && !errors.Is(err, report.ErrNoData) {
+			return nil, "", nil, err
+		}
+		return nil, "", nil, fmt.Errorf("%w: no profile of a local k6 run (k6 labels, no test run id) of service %q is stamped within its k6 results' range, %s to %s, the only window that holds no other local run's; "+
+			"%.2fs of such CPU is in the profiles stamped in the %s before it (this run's, another's, or both: Pyroscope stamps a profile with the start of its %s window). "+
+			"Set K6_CLOUDRUN_TEST_RUN_ID (k6 run -e K6_CLOUDRUN_TEST_RUN_ID=build-124) so that the run can be told apart",
+			report.ErrNoData, c.service, k.Start.UTC().Format(time.RFC3339), k.End.UTC().Format(time.RFC3339), before.Seconds(), report.PyroscopeWindow, report.PyroscopeWindow)
 	}
 	if before > 0 || after > 0 {
 		note := fmt.Sprintf("a local k6 run's CPU (k6 labels, no test run id) is in profiles stamped outside this run's k6 results: %.2fs in the %s before its first request, %.2fs in the %s after its last. "+

@@ -328,8 +328,12 @@ func runServe(ctx context.Context, o *options, w io.Writer) (err error) {
 		fmt.Fprintf(w, "  /car does %d units of work instead of %d\n", routeUnits(costlierRoute)+o.carExtra, routeUnits(costlierRoute))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Drive it with k6, from the repository root:")
-	fmt.Fprintf(w, "  k6 run --no-usage-report -e BASE_URL=%s -e DURATION=60s examples/rideshare/load.js\n", srv.URL)
+	fmt.Fprintln(w, "Drive it with k6, from the repository root (a test run id per run, so that runs are told apart, and k6's results for the report):")
+	fmt.Fprintf(w, "  k6 run --no-usage-report -e BASE_URL=%s -e DURATION=60s -e K6_CLOUDRUN_TEST_RUN_ID=build-1 --out json=run.json examples/rideshare/load.js\n", srv.URL)
+	if o.pyroscope != "" {
+		fmt.Fprintln(w, "then, once k6 is done (it waits for the run's last 30 s CPU window to be uploaded):")
+		fmt.Fprintf(w, "  k6labels report --pyroscope %s --service %s --k6 run.json --run-id build-1\n", report.ShellQuote(o.pyroscope), report.ShellQuote(o.app))
+	}
 	fmt.Fprintln(w, "or with the built-in load driver:")
 	fmt.Fprintf(w, "  go run ./examples/rideshare -target %s\n", srv.URL)
 	if profileURL != "" {

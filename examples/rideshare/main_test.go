@@ -149,7 +149,11 @@ func TestRunServeAndTarget(t *testing.T) {
 			t.Fatalf("-serve printed no address:\n%s", serveOut.String())
 		}
 	}
-	for _, want := range []string{"k6 run --no-usage-report -e BASE_URL=" + base + " -e DURATION=60s examples/rideshare/load.js", "-target " + base} {
+	for _, want := range []string{
+		"k6 run --no-usage-report -e BASE_URL=" + base + " -e DURATION=60s -e K6_CLOUDRUN_TEST_RUN_ID=build-1 --out json=run.json examples/rideshare/load.js",
+		"k6labels report --pyroscope " + ingestURL + " --service serve.test --k6 run.json --run-id build-1",
+		"-target " + base,
+	} {
 		if !strings.Contains(serveOut.String(), want) {
 			t.Errorf("-serve output lacks %q:\n%s", want, serveOut.String())
 		}

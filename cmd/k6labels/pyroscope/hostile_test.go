@@ -64,7 +64,7 @@ func TestAuth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url, ok := authServer(t, tc.auth, tc.tenant)
 			c := newClient(t, strings.Replace(url, "http://", "http://"+tc.url, 1), tc.opts...)
-			if _, err := c.LabelNames(context.Background(), q(sel())); err != nil || ok.Load() != 1 {
+			if _, err := c.LabelValues(context.Background(), "k6_scenario", q(sel())); err != nil || ok.Load() != 1 {
 				t.Fatalf("%v (%d accepted)", err, ok.Load())
 			}
 			if strings.Contains(c.URL(), secret) || strings.Contains(c.URL(), "@") {
@@ -73,7 +73,7 @@ func TestAuth(t *testing.T) {
 			// The same client against a server that wants other credentials.
 			other, _ := authServer(t, "Basic other", "")
 			c = newClient(t, strings.Replace(other, "http://", "http://"+tc.url, 1), tc.opts...)
-			_, err := c.LabelNames(context.Background(), q(sel()))
+			_, err := c.LabelValues(context.Background(), "k6_scenario", q(sel()))
 			var pe *pyroscope.Error
 			if !errors.As(err, &pe) || pe.Status != 401 || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "bad credentials") {
 				t.Errorf("401: %v", err)
@@ -109,7 +109,7 @@ func TestRetries(t *testing.T) {
 		w.Write([]byte(`{"names":["a"]}`))
 	})
 	c := newClient(t, url, pyroscope.WithBackoff(time.Millisecond))
-	names, err := c.LabelNames(context.Background(), q(sel()))
+	names, err := c.LabelValues(context.Background(), "k6_scenario", q(sel()))
 	if err != nil || len(names) != 1 || n.Load() != 3 {
 		t.Fatalf("after 503, 429: %v %v, %d requests", names, err, n.Load())
 	}
@@ -120,7 +120,7 @@ func TestRetries(t *testing.T) {
 		w.Header().Set("Retry-After", "0")
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	})
-	_, err = newClient(t, url, pyroscope.WithBackoff(time.Millisecond)).LabelNames(context.Background(), q(sel()))
+	_, err = newClient(t, url, pyroscope.WithBackoff(time.Millisecond)).LabelValues(context.Background(), "k6_scenario", q(sel()))
 	if busy.Load() != pyroscope.MaxRetries+1 || err == nil || !strings.Contains(err.Error(), "HTTP 429 Too Many Requests (after 4 attempts)") ||
 		!strings.Contains(err.Error(), "slow down") {
 		t.Errorf("%d requests, %v", busy.Load(), err)
@@ -133,7 +133,7 @@ func TestRetries(t *testing.T) {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write([]byte(`{"code":"invalid_argument","message":"parse error"}`))
 	})
-	if _, err = newClient(t, url, pyroscope.WithBackoff(time.Millisecond)).LabelNames(context.Background(), q(sel())); bad.Load() != 1 || err == nil {
+	if _, err = newClient(t, url, pyroscope.WithBackoff(time.Millisecond)).LabelValues(context.Background(), "k6_scenario", q(sel())); bad.Load() != 1 || err == nil {
 		t.Errorf("400: %d requests, %v", bad.Load(), err)
 	}
 }
@@ -165,7 +165,7 @@ func TestMaxAnswer(t *testing.T) {
 		t.Fatalf("the bomb is %d bytes compressed: not past the bound only after decompression", bomb.Len())
 	}
 	for name, url := range map[string]string{"endless": endless, "gzip": gz} {
-		_, err := newClient(t, url, pyroscope.WithMaxAnswer(limit)).LabelNames(context.Background(), q(sel()))
+		_, err := newClient(t, url, pyroscope.WithMaxAnswer(limit)).LabelValues(context.Background(), "k6_scenario", q(sel()))
 		if !errors.Is(err, pyroscope.ErrTooLarge) || !strings.Contains(err.Error(), "1MiB (--pyroscope-max-answer)") {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -180,7 +180,7 @@ func TestMaxAnswer(t *testing.T) {
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Write(small.Bytes())
 	})
-	if names, err := newClient(t, ok, pyroscope.WithMaxAnswer(limit)).LabelNames(context.Background(), q(sel())); err != nil || len(names) != 2 {
+	if names, err := newClient(t, ok, pyroscope.WithMaxAnswer(limit)).LabelValues(context.Background(), "k6_scenario", q(sel())); err != nil || len(names) != 2 {
 		t.Errorf("gzip answer: %v %v", names, err)
 	}
 }
@@ -218,7 +218,7 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	for name, url := range map[string]string{"silent": silent, "trickle": trickle} {
-		_, err := newClient(t, url, pyroscope.WithTimeout(300*time.Millisecond), pyroscope.WithBackoff(time.Millisecond)).LabelNames(context.Background(), q(sel()))
+		_, err := newClient(t, url, pyroscope.WithTimeout(300*time.Millisecond), pyroscope.WithBackoff(time.Millisecond)).LabelValues(context.Background(), "k6_scenario", q(sel()))
 		if !errors.Is(err, pyroscope.ErrTimeout) || !strings.Contains(err.Error(), "within 300ms (--timeout)") || !strings.Contains(err.Error(), url) {
 			t.Errorf("%s: %v", name, err)
 		}

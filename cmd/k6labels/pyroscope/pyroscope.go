@@ -106,7 +106,6 @@ func (e *Error) Error() string {
 type Client struct {
 	base      string
 	hc        *http.Client
-	jsonProfs bool
 	tenant    string
 	user      string
 	password  string
@@ -119,10 +118,6 @@ type Client struct {
 
 // An Option configures a [Client].
 type Option func(*Client)
-
-// WithJSONProfiles makes SelectMergeProfile ask in Connect JSON instead of
-// protobuf (the default, several times smaller); the profile is the same.
-func WithJSONProfiles() Option { return func(c *Client) { c.jsonProfs = true } }
 
 // WithTenant sends X-Scope-OrgID: tenant with every request, for servers
 // with multi-tenancy on.
@@ -146,10 +141,6 @@ func WithMaxAnswer(n int64) Option { return func(c *Client) { c.maxAnswer = n } 
 // WithTimeout bounds each exchange, body included, to d (d <= 0:
 // [DefaultTimeout]); a slower one is an error wrapping [ErrTimeout].
 func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
-
-// WithBackoff sets the first wait before a retry (doubled each time; d <= 0:
-// 0.5 s). For tests; see [MaxRetries].
-func WithBackoff(d time.Duration) Option { return func(c *Client) { c.backoff = d } }
 
 // Redact returns rawURL with any userinfo (user:password@) replaced by
 // "xxxxx@", also when rawURL does not parse; other text is unchanged.
@@ -446,13 +437,12 @@ func (c *Client) callJSON(ctx context.Context, procedure string, req, resp any) 
 	return nil
 }
 
-// labelsRequest is the body of LabelNames, LabelValues and Series.
+// labelsRequest is the body of LabelValues.
 type labelsRequest struct {
-	Name       string   `json:"name,omitempty"`
-	Matchers   []string `json:"matchers,omitempty"`
-	LabelNames []string `json:"label_names,omitempty"`
-	Start      int64    `json:"start"`
-	End        int64    `json:"end"`
+	Name     string   `json:"name,omitempty"`
+	Matchers []string `json:"matchers,omitempty"`
+	Start    int64    `json:"start"`
+	End      int64    `json:"end"`
 }
 
 func (q Query) matchers() []string {
@@ -460,16 +450,6 @@ func (q Query) matchers() []string {
 		return nil
 	}
 	return []string{q.Selector}
-}
-
-// LabelNames returns the label names of the profiles q.Selector matches,
-// Pyroscope's internal ones (__name__, __profile_type__, …) included.
-func (c *Client) LabelNames(ctx context.Context, q Query) ([]string, error) {
-	var resp struct {
-		Names []string `json:"names"`
-	}
-	err := c.callJSON(ctx, "LabelNames", labelsRequest{Matchers: q.matchers(), Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
-	return resp.Names, err
 }
 
 // LabelValues returns the values label name has on the profiles
@@ -480,46 +460,6 @@ func (c *Client) LabelValues(ctx context.Context, name string, q Query) ([]strin
 	}
 	err := c.callJSON(ctx, "LabelValues", labelsRequest{Name: name, Matchers: q.matchers(), Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
 	return resp.Names, err
-}
-
-// Series returns the distinct label sets of the profiles q.Selector
-// matches, restricted to labelNames (all labels when empty).
-func (c *Client) Series(ctx context.Context, q Query, labelNames []string) ([]map[string]string, error) {
-	var resp struct {
-		LabelsSet []struct {
-			Labels []labelPair `json:"labels"`
-		} `json:"labelsSet"`
-	}
-	err := c.callJSON(ctx, "Series", labelsRequest{Matchers: q.matchers(), LabelNames: labelNames, Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}, &resp)
-	out := make([]map[string]string, 0, len(resp.LabelsSet))
-	for _, ls := range resp.LabelsSet {
-		out = append(out, pairs(ls.Labels))
-	}
-	return out, err
-}
-
-// ProfileType is one profile type a server holds.
-type ProfileType struct {
-	ID         string `json:"ID"` // e.g. CPUProfileType
-	Name       string `json:"name"`
-	SampleType string `json:"sampleType"`
-	SampleUnit string `json:"sampleUnit"`
-	PeriodType string `json:"periodType"`
-	PeriodUnit string `json:"periodUnit"`
-}
-
-// ProfileTypes returns the profile types of the whole tenant between start
-// and end: the API takes no selector (for one service use Series with
-// label __profile_type__).
-func (c *Client) ProfileTypes(ctx context.Context, start, end time.Time) ([]ProfileType, error) {
-	var resp struct {
-		ProfileTypes []ProfileType `json:"profileTypes"`
-	}
-	err := c.callJSON(ctx, "ProfileTypes", struct {
-		Start int64 `json:"start"`
-		End   int64 `json:"end"`
-	}{start.UnixMilli(), end.UnixMilli()}, &resp)
-	return resp.ProfileTypes, err
 }
 
 type labelPair struct {
@@ -598,11 +538,9 @@ func (c *Client) SelectSeries(ctx context.Context, q Query, groupBy []string, st
 
 // selectRequest is SelectMergeProfile's request message.
 type selectRequest struct {
-	ProfileType string `json:"profile_typeID"`
-	Selector    string `json:"label_selector"`
-	Start       int64  `json:"start"`
-	End         int64  `json:"end"`
-	MaxNodes    int64  `json:"max_nodes,omitempty"`
+	ProfileType string
+	Selector    string
+	Start, End  int64 // ms
 }
 
 // marshal encodes the request as protobuf (querier.v1 field numbers).
@@ -616,10 +554,6 @@ func (r selectRequest) marshal() []byte {
 	b = protowire.AppendVarint(b, uint64(r.Start))
 	b = protowire.AppendTag(b, 4, protowire.VarintType)
 	b = protowire.AppendVarint(b, uint64(r.End))
-	if r.MaxNodes > 0 {
-		b = protowire.AppendTag(b, 5, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(r.MaxNodes))
-	}
 	return b
 }
 
@@ -628,17 +562,6 @@ func (r selectRequest) marshal() []byte {
 // sample types; a known one with nothing in the window, no samples.
 func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Profile, error) {
 	r := selectRequest{ProfileType: q.ProfileType, Selector: q.Selector, Start: q.Start.UnixMilli(), End: q.End.UnixMilli()}
-	if c.jsonProfs {
-		var jp jsonProfile
-		if err := c.callJSON(ctx, "SelectMergeProfile", r, &jp); err != nil {
-			return nil, err
-		}
-		p, err := jp.profile()
-		if err != nil {
-			return nil, fmt.Errorf("pyroscope SelectMergeProfile: the profile from %s: %w", c.base, err)
-		}
-		return p, nil
-	}
 	data, err := c.call(ctx, "SelectMergeProfile", "application/proto", r.marshal())
 	if err != nil {
 		return nil, err
@@ -651,44 +574,6 @@ func (c *Client) SelectMergeProfile(ctx context.Context, q Query) (*profile.Prof
 		return nil, fmt.Errorf("pyroscope SelectMergeProfile: the profile from %s: %w", c.base, err)
 	}
 	return p, nil
-}
-
-// Flamegraph is SelectMergeStacktraces' answer: Names are the function
-// names; each level holds, per node, four numbers: x offset from the
-// previous node, total, self and the index into Names.
-type Flamegraph struct {
-	Names   []string
-	Levels  [][]int64
-	Total   int64 // in the profile type's unit
-	MaxSelf int64
-}
-
-// SelectMergeStacktraces returns q's profiles merged as a flame graph of at
-// most maxNodes nodes (0: the server's default).
-func (c *Client) SelectMergeStacktraces(ctx context.Context, q Query, maxNodes int) (*Flamegraph, error) {
-	r := selectRequest{ProfileType: q.ProfileType, Selector: q.Selector, Start: q.Start.UnixMilli(), End: q.End.UnixMilli(), MaxNodes: int64(maxNodes)}
-	var resp struct {
-		Flamegraph struct {
-			Names  []string `json:"names"`
-			Levels []struct {
-				Values []jint `json:"values"`
-			} `json:"levels"`
-			Total   jint `json:"total"`
-			MaxSelf jint `json:"maxSelf"`
-		} `json:"flamegraph"`
-	}
-	if err := c.callJSON(ctx, "SelectMergeStacktraces", r, &resp); err != nil {
-		return nil, err
-	}
-	fg := &Flamegraph{Names: resp.Flamegraph.Names, Total: int64(resp.Flamegraph.Total), MaxSelf: int64(resp.Flamegraph.MaxSelf)}
-	for _, l := range resp.Flamegraph.Levels {
-		vs := make([]int64, len(l.Values))
-		for i, v := range l.Values {
-			vs[i] = int64(v)
-		}
-		fg.Levels = append(fg.Levels, vs)
-	}
-	return fg, nil
 }
 
 // jint is an int64 of protojson: a JSON string, or a number.
@@ -712,167 +597,4 @@ func (j *jint) UnmarshalJSON(b []byte) error {
 	}
 	*j = jint(n)
 	return nil
-}
-
-// jsonProfile is google.v1.Profile (pprof's profile.proto) in protojson.
-type jsonProfile struct {
-	SampleType []jsonValueType `json:"sampleType"`
-	Sample     []struct {
-		LocationID []jint `json:"locationId"`
-		Value      []jint `json:"value"`
-		Label      []struct {
-			Key     jint `json:"key"`
-			Str     jint `json:"str"`
-			Num     jint `json:"num"`
-			NumUnit jint `json:"numUnit"`
-		} `json:"label"`
-	} `json:"sample"`
-	Mapping []struct {
-		ID              jint `json:"id"`
-		MemoryStart     jint `json:"memoryStart"`
-		MemoryLimit     jint `json:"memoryLimit"`
-		FileOffset      jint `json:"fileOffset"`
-		Filename        jint `json:"filename"`
-		BuildID         jint `json:"buildId"`
-		HasFunctions    bool `json:"hasFunctions"`
-		HasFilenames    bool `json:"hasFilenames"`
-		HasLineNumbers  bool `json:"hasLineNumbers"`
-		HasInlineFrames bool `json:"hasInlineFrames"`
-	} `json:"mapping"`
-	Location []struct {
-		ID        jint `json:"id"`
-		MappingID jint `json:"mappingId"`
-		Address   jint `json:"address"`
-		Line      []struct {
-			FunctionID jint `json:"functionId"`
-			Line       jint `json:"line"`
-			Column     jint `json:"column"`
-		} `json:"line"`
-		IsFolded bool `json:"isFolded"`
-	} `json:"location"`
-	Function []struct {
-		ID         jint `json:"id"`
-		Name       jint `json:"name"`
-		SystemName jint `json:"systemName"`
-		Filename   jint `json:"filename"`
-		StartLine  jint `json:"startLine"`
-	} `json:"function"`
-	StringTable       []string      `json:"stringTable"`
-	DropFrames        jint          `json:"dropFrames"`
-	KeepFrames        jint          `json:"keepFrames"`
-	TimeNanos         jint          `json:"timeNanos"`
-	DurationNanos     jint          `json:"durationNanos"`
-	PeriodType        jsonValueType `json:"periodType"`
-	Period            jint          `json:"period"`
-	Comment           []jint        `json:"comment"`
-	DefaultSampleType jint          `json:"defaultSampleType"`
-}
-
-type jsonValueType struct {
-	Type jint `json:"type"`
-	Unit jint `json:"unit"`
-}
-
-// profile builds the pprof profile, resolving string-table indexes and
-// ids as profile.Parse does for the protobuf form.
-func (jp *jsonProfile) profile() (*profile.Profile, error) {
-	if len(jp.StringTable) == 0 && len(jp.Sample) == 0 && len(jp.SampleType) == 0 {
-		return &profile.Profile{}, nil
-	}
-	var bad error
-	str := func(i jint) string {
-		if i < 0 || int(i) >= len(jp.StringTable) {
-			if bad == nil {
-				bad = fmt.Errorf("string index %d out of the table's %d", i, len(jp.StringTable))
-			}
-			return ""
-		}
-		return jp.StringTable[i]
-	}
-	vt := func(v jsonValueType) *profile.ValueType {
-		return &profile.ValueType{Type: str(v.Type), Unit: str(v.Unit)}
-	}
-	p := &profile.Profile{
-		DropFrames: str(jp.DropFrames), KeepFrames: str(jp.KeepFrames),
-		TimeNanos: int64(jp.TimeNanos), DurationNanos: int64(jp.DurationNanos),
-		Period: int64(jp.Period), DefaultSampleType: str(jp.DefaultSampleType),
-	}
-	if jp.PeriodType != (jsonValueType{}) {
-		p.PeriodType = vt(jp.PeriodType)
-	}
-	for _, st := range jp.SampleType {
-		p.SampleType = append(p.SampleType, vt(st))
-	}
-	for _, c := range jp.Comment {
-		p.Comments = append(p.Comments, str(c))
-	}
-	mappings := map[uint64]*profile.Mapping{}
-	for _, m := range jp.Mapping {
-		pm := &profile.Mapping{ID: uint64(m.ID), Start: uint64(m.MemoryStart), Limit: uint64(m.MemoryLimit), Offset: uint64(m.FileOffset),
-			File: str(m.Filename), BuildID: str(m.BuildID), HasFunctions: m.HasFunctions, HasFilenames: m.HasFilenames,
-			HasLineNumbers: m.HasLineNumbers, HasInlineFrames: m.HasInlineFrames}
-		mappings[pm.ID] = pm
-		p.Mapping = append(p.Mapping, pm)
-	}
-	functions := map[uint64]*profile.Function{}
-	for _, f := range jp.Function {
-		pf := &profile.Function{ID: uint64(f.ID), Name: str(f.Name), SystemName: str(f.SystemName), Filename: str(f.Filename), StartLine: int64(f.StartLine)}
-		functions[pf.ID] = pf
-		p.Function = append(p.Function, pf)
-	}
-	locations := map[uint64]*profile.Location{}
-	for _, l := range jp.Location {
-		pl := &profile.Location{ID: uint64(l.ID), Address: uint64(l.Address), IsFolded: l.IsFolded}
-		if l.MappingID != 0 {
-			if pl.Mapping = mappings[uint64(l.MappingID)]; pl.Mapping == nil {
-				return nil, fmt.Errorf("location %d: no mapping %d", l.ID, l.MappingID)
-			}
-		}
-		for _, ln := range l.Line {
-			fn := functions[uint64(ln.FunctionID)]
-			if fn == nil && ln.FunctionID != 0 {
-				return nil, fmt.Errorf("location %d: no function %d", l.ID, ln.FunctionID)
-			}
-			pl.Line = append(pl.Line, profile.Line{Function: fn, Line: int64(ln.Line), Column: int64(ln.Column)})
-		}
-		locations[pl.ID] = pl
-		p.Location = append(p.Location, pl)
-	}
-	for _, s := range jp.Sample {
-		ps := &profile.Sample{}
-		for _, id := range s.LocationID {
-			loc := locations[uint64(id)]
-			if loc == nil {
-				return nil, fmt.Errorf("sample: no location %d", id)
-			}
-			ps.Location = append(ps.Location, loc)
-		}
-		for _, v := range s.Value {
-			ps.Value = append(ps.Value, int64(v))
-		}
-		for _, l := range s.Label {
-			k := str(l.Key)
-			if l.Str != 0 {
-				if ps.Label == nil {
-					ps.Label = map[string][]string{}
-				}
-				ps.Label[k] = append(ps.Label[k], str(l.Str))
-			} else {
-				if ps.NumLabel == nil {
-					ps.NumLabel = map[string][]int64{}
-					ps.NumUnit = map[string][]string{}
-				}
-				ps.NumLabel[k] = append(ps.NumLabel[k], int64(l.Num))
-				ps.NumUnit[k] = append(ps.NumUnit[k], str(l.NumUnit))
-			}
-		}
-		p.Sample = append(p.Sample, ps)
-	}
-	if bad != nil {
-		return nil, bad
-	}
-	if err := p.CheckValid(); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
