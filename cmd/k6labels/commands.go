@@ -38,6 +38,7 @@ type common struct {
 	format    string
 	by        string
 	hc        *http.Client
+	limits
 }
 
 func newCommon(name, synopsis, about string, stderr io.Writer) *common {
@@ -48,6 +49,7 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 		c.fs.PrintDefaults()
 	}
 	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown or json")
+	c.limitFlags()
 	return c
 }
 
@@ -148,7 +150,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		return nil, c.bad("no profiles: give pprof CPU profiles (files or /debug/pprof/profile URLs), or --pyroscope URL --service NAME")
 	}
 	if s.k6 != "" {
-		k, err := k6results.ReadFile(s.k6)
+		k, err := c.readK6(ctx, s.k6)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +194,7 @@ func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.P
 		fmt.Fprintf(w, "k6labels: reading %d profile(s)…\n", len(where))
 	}
 	for i, p := range where {
-		wg.Go(func() { ps[i], errs[i] = report.ReadProfile(ctx, c.hc, p) })
+		wg.Go(func() { ps[i], errs[i] = report.ReadProfileWith(ctx, c.hc, p, c.readOptions()) })
 	}
 	wg.Wait()
 	return ps, errors.Join(errs...)
