@@ -128,6 +128,7 @@ demo-smoke:
 soak:
 	cd integration && go test -count=1 -timeout 3h -v -soak \
 		-run 'TestCardinalityFlood|TestGarbage|TestNoLabelLeak|TestConcurrentClients' .
+	cd cmd/k6labels && go test -count=1 -timeout 30m -v -soak -run 'TestGzipBombSoak' .
 
 # The upcoming release: every inter-module requirement is at this version.
 RELEASE_VERSION := v0.1.0

@@ -85,7 +85,7 @@ func TestGzipBombs(t *testing.T) {
 	}{
 		{"profile file", []string{"report", "--max-profile-bytes", "1MiB", zeros}, "profile " + zeros + " is larger than 1MiB once decompressed"},
 		{"profile URL", []string{"report", "--max-profile-bytes", "1MiB", srv.URL + "/debug/pprof/profile?seconds=1"}, "is larger than 1MiB once decompressed"},
-		{"k6 json", []string{"report", "--max-k6-bytes", "1MiB", "--k6", lines, cpu}, "the k6 results is larger than 1MiB once decompressed"},
+		{"k6 json", []string{"report", "--max-k6-bytes", "1MiB", "--k6", lines, cpu}, "k6 results " + lines + ": line 61681: the file is larger than 1MiB once decompressed"},
 		{"k6 csv record", []string{"report", "--k6", record, cpu}, "a csv record longer than 16777216 bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

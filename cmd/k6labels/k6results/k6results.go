@@ -109,7 +109,7 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 	if o.MaxFlag == "" {
 		o.MaxFlag = "--max-k6-bytes"
 	}
-	dr, done, err := bounded.Decompressed(ctx, r, o.MaxBytes, "the k6 results", o.MaxFlag)
+	dr, done, err := bounded.Decompressed(ctx, r, o.MaxBytes, "the file", o.MaxFlag)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)

@@ -6,7 +6,6 @@ package bounded
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -101,22 +100,42 @@ func Decompressed(ctx context.Context, r io.Reader, limit int64, what, flag stri
 }
 
 // ReadAll reads r's content, gunzipped when it is gzip (see [Decompressed]),
-// into memory; it never holds more than about limit bytes. Content that is
-// gzip again inside is refused: it would be inflated without a bound later.
+// into memory: in chunks, so that input past the limit is refused holding
+// about limit bytes, and input within it is held at most twice while
+// joined. Content that is gzip again inside is refused: it would be
+// inflated without a bound later.
 func ReadAll(ctx context.Context, r io.Reader, limit int64, what, flag string) ([]byte, error) {
 	dr, done, err := Decompressed(ctx, r, limit, what, flag)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(dr); err != nil {
-		return nil, err
+	var chunks [][]byte
+	total, size := 0, 64<<10
+	for {
+		chunk := make([]byte, size)
+		n, err := io.ReadFull(dr, chunk)
+		chunks = append(chunks, chunk[:n])
+		total += n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, 4<<20)
 	}
-	if IsGzip(buf.Bytes()) {
+	data := chunks[0]
+	if len(chunks) > 1 {
+		data = make([]byte, 0, total)
+		for _, c := range chunks {
+			data = append(data, c...)
+		}
+	}
+	if IsGzip(data) {
 		return nil, fmt.Errorf("%s is gzip inside gzip: decompress it once (gunzip) and give the result", what)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // Open opens the file at path for reading; once ctx is done, reads that
