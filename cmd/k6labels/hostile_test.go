@@ -117,6 +117,40 @@ func TestGzipBombs(t *testing.T) {
 	}
 }
 
+// tinySamples is a pprof protobuf of n samples of 4 bytes each, the
+// smallest a sample encodes to: about 36 times its size once decoded.
+func tinySamples(n int) []byte {
+	data := []byte{0x0a, 4, 0x08, 1, 0x10, 2} // sample_type {type: 1, unit: 2}
+	for _, s := range []string{"", "cpu", "nanoseconds"} {
+		data = append(data, 0x32, byte(len(s)))
+		data = append(data, s...)
+	}
+	for range n {
+		data = append(data, 0x12, 2, 0x10, 1) // sample {value: 1}
+	}
+	return data
+}
+
+// TestDecodedBomb: 16 MiB of tiny samples (4 Mi of them, 700 MB once
+// decoded) within a 24 MiB limit is refused before it is decoded, since it
+// would take more than 8 times the limit; the command allocates little.
+func TestDecodedBomb(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.pb")
+	if err := os.WriteFile(path, tinySamples(4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stderr string
+	alloc := allocated(func() { code, _, stderr = runCLI(t, "report", "--max-profile-bytes", "24MiB", path) })
+	want := "would take about 560 MiB of memory once decoded, more than 8 times --max-profile-bytes 24MiB"
+	if code != exitError || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, %q; want exit 1 and %q", code, stderr, want)
+	}
+	if alloc > 64<<20 {
+		t.Errorf("refusing it allocated %d MiB", alloc>>20)
+	}
+}
+
 // TestProfileURLTimeout: a profile URL is given its seconds plus a margin
 // (1 s here) for the whole exchange: a server that accepts and never
 // answers, one that answers and trickles a byte every 100 ms, and one that

@@ -85,6 +85,9 @@ func ReadProfileWith(ctx context.Context, hc *http.Client, where string, o ReadO
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
+	if err := checkDecoded(where, data, o.MaxBytes, o.MaxFlag); err != nil {
+		return nil, err
+	}
 	p, err := profile.ParseData(data)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: not a pprof profile: %w (give a CPU profile such as /debug/pprof/profile writes; go tool pprof reads it)", where, err)
