@@ -124,7 +124,7 @@ demo-smoke:
 	test -s "$$d/demo.pprof" || { echo "demo-smoke: no profile written"; exit 1; }
 
 ## soak: the README's reliability figures at full scale (10^6-request cardinality flood, 10^5 keep-alive
-## requests per protocol, 10^5 gRPC calls); `make test` runs the same tests with smaller counts.
+## requests per protocol, 10^5 gRPC calls, the command's 2 GiB gzip bombs); `make test` runs the same tests with smaller counts.
 soak:
 	cd integration && go test -count=1 -timeout 3h -v -soak \
 		-run 'TestCardinalityFlood|TestGarbage|TestNoLabelLeak|TestConcurrentClients' .
