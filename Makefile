@@ -162,6 +162,7 @@ ci-recipe:
 SOAK_TIMEOUT ?= 3h
 soak:
 	@K6LABELS_SOAK=1 bash .ci/modtest.sh -m ". ./integration" -count=1 -timeout $(SOAK_TIMEOUT)
+	@K6LABELS_SOAK=1 bash .ci/modtest.sh -m "./cmd/k6labels" -count=1 -timeout 30m -run 'TestGzipBombSoak'
 
 # The upcoming release: every inter-module requirement is at this version.
 RELEASE_VERSION := v0.1.0

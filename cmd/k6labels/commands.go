@@ -43,6 +43,7 @@ type common struct {
 	save      string   // --write-profiles PREFIX: keep the profiles read
 	force     bool     // --force: overwrite the files --write-profiles names
 	pyro      pyroFlags
+	limits
 }
 
 func newCommon(name, synopsis, about string, stderr io.Writer) *common {
@@ -53,6 +54,7 @@ func newCommon(name, synopsis, about string, stderr io.Writer) *common {
 		c.fs.PrintDefaults()
 	}
 	c.fs.StringVar(&c.format, "format", "text", "output `format`: text, markdown, json or html (report and diff: one page with flame graphs)")
+	c.limitFlags()
 	return c
 }
 
@@ -153,7 +155,7 @@ func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.P
 	_, stop := c.status(fmt.Sprintf("reading %d profile(s)", len(where)))
 	defer stop()
 	for i, p := range where {
-		wg.Go(func() { ps[i], errs[i] = report.ReadProfile(ctx, c.hc, p) })
+		wg.Go(func() { ps[i], errs[i] = report.ReadProfileWith(ctx, c.hc, p, c.readOptions()) })
 	}
 	wg.Wait()
 	return ps, errors.Join(errs...)

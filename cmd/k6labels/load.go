@@ -184,7 +184,7 @@ func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readS
 
 // readK6 reads the k6 results file path ("" = none) into opts, counting only
 // the requests inside span (zero: all), and checks that they overlap it.
-func (c *common) readK6(_ context.Context, path string, span report.Span, opts *report.Options) error {
+func (c *common) readK6(ctx context.Context, path string, span report.Span, opts *report.Options) error {
 	if path == "" {
 		return nil
 	}
@@ -192,7 +192,7 @@ func (c *common) readK6(_ context.Context, path string, span report.Span, opts *
 	if !span.IsZero() {
 		from, to = from.Add(-report.SpanSlack), to.Add(report.SpanSlack)
 	}
-	k, err := k6results.ReadFileIn(path, from, to)
+	k, err := k6results.ReadFileWith(ctx, path, k6results.Options{MaxBytes: int64(c.maxK6), From: from, To: to})
 	if err != nil {
 		return err
 	}

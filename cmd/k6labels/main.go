@@ -42,7 +42,7 @@ var errRegression = errors.New("regression")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runStoppable(ctx, stop, os.Stderr, func(ctx context.Context) int { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 	stop()
 	os.Exit(code)
 }
@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errInconclusive):
 		fmt.Fprintf(stderr, "k6labels: %v\n", err)
 		return exitInconclusive
+	}
+	if cause := stopped(ctx); cause != nil {
+		err = fmt.Errorf("stopped: %w", cause)
 	}
 	fmt.Fprintf(stderr, "k6labels %s: %v\n", args[0], err)
 	return exitError

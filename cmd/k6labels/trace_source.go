@@ -53,7 +53,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	var k *k6results.Results
 	if s.k6 != "" {
 		var err error
-		if k, err = k6results.ReadFile(s.k6); err != nil {
+		if k, err = k6results.ReadFileWith(ctx, s.k6, k6results.Options{MaxBytes: int64(c.maxK6)}); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 		perr error
 	)
 	if len(s.profiles) == 1 {
-		wg.Go(func() { prof, perr = report.ReadProfile(ctx, c.hc, s.profiles[0]) })
+		wg.Go(func() { prof, perr = report.ReadProfileWith(ctx, c.hc, s.profiles[0], c.readOptions()) })
 	}
 	tr, terr := c.readTrace(ctx, tf.src)
 	wg.Wait()

@@ -124,9 +124,9 @@ func (d *driver) get(ctx context.Context, scenario, url string) error {
 	if err != nil {
 		return err
 	}
-	// Set under the lowercase name k6 sends, bypassing canonicalization, so
-	// that the request is byte for byte the header k6 puts on the wire.
-	req.Header["baggage"] = []string{baggageHeader(d.testRunID, scenario, url)}
+	// k6 sets request headers with Header.Set: on the wire the helper's
+	// header is "Baggage:", in canonical case, as here.
+	req.Header.Set("Baggage", baggageHeader(d.testRunID, scenario, url))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func TestBaggageHeaderShape(t *testing.T) {
 // TestDriverWireFormat reads the driver's requests as raw bytes from a
 // loopback socket, so that what is checked is what a server receives: one
 // baggage line per request, exactly the line k6's helper 1.0.2 writes for
-// that request (lowercase name, "," between members with no space, k6.name
+// that request ("Baggage:" in canonical case as k6 sends it, "," between members with no space, k6.name
 // the raw URL with its query string, nothing percent-encoded).
 func TestDriverWireFormat(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -105,7 +105,7 @@ func TestDriverWireFormat(t *testing.T) {
 		var want []string
 		for _, sc := range defaultScenarios {
 			if slices.Contains(sc.paths, path) {
-				line := "baggage: k6.test_run_id=" + testRunID + ",k6.scenario=" + sc.name + ",k6.name=" + target + s.target + "\r\n"
+				line := "Baggage: k6.test_run_id=" + testRunID + ",k6.scenario=" + sc.name + ",k6.name=" + target + s.target + "\r\n"
 				if s.lines[0] == line {
 					scenarios[sc.name] = true
 				}

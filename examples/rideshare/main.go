@@ -195,7 +195,7 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 			// The upload's line replaces the progress line being rewritten.
 			progress = &prefixWriter{prefix: "\r\033[K", w: w}
 		}
-		if push, err = startPush(o.pyroscope, o.app, progress); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, progress, true); err != nil {
 			return fmt.Errorf("pyroscope: %w", err)
 		}
 	} else {
@@ -314,7 +314,7 @@ func runServe(ctx context.Context, o *options, w io.Writer) (err error) {
 	}
 	var push *pusher
 	if o.pyroscope != "" {
-		if push, err = startPush(o.pyroscope, o.app, w); err != nil {
+		if push, err = startPush(o.pyroscope, o.app, w, false); err != nil {
 			srv.Close()
 			return fmt.Errorf("pyroscope: %w", err)
 		}

@@ -17,11 +17,14 @@ import (
 )
 
 // pusher sends the process's profiles to a Pyroscope server with the
-// pyroscope-go client, and keeps a copy of every CPU profile it uploads.
+// pyroscope-go client and, when asked, keeps the CPU profiles it uploads
+// merged into one.
 //
 // The copy is how the demo still prints its local report while pushing: Go
 // allows one CPU profile per process, and pyroscope-go's collector holds it,
 // so the local report is built from exactly the CPU profiles that were sent.
+// Merged as they come, the copy grows with the distinct stacks and labels,
+// not with the uploads; -serve, which prints no report, keeps none.
 type pusher struct {
 	profiler *pyroscope.Profiler
 	tee      *teeClient
@@ -30,9 +33,9 @@ type pusher struct {
 // startPush starts pyroscope-go, pushing to serverURL under app at
 // pyroscope-go's default upload rate. If progress
 // is not nil, a line is written to it after each upload with its outcome and
-// the counts so far.
-func startPush(serverURL, app string, progress io.Writer) (*pusher, error) {
-	tee := &teeClient{progress: progress, next: &http.Client{
+// the counts so far. keepCPU keeps the CPU profiles sent for stop.
+func startPush(serverURL, app string, progress io.Writer, keepCPU bool) (*pusher, error) {
+	tee := &teeClient{progress: progress, keepCPU: keepCPU, next: &http.Client{
 		Timeout: 30 * time.Second,
 		// As pyroscope-go's own client: a redirect would drop credentials.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -50,23 +53,29 @@ func startPush(serverURL, app string, progress io.Writer) (*pusher, error) {
 }
 
 // stop uploads what is left, waits for the uploads and stops the client. It
-// returns the CPU profiles sent, merged into one.
+// returns the CPU profiles sent, merged into one (with keepCPU; else nil).
 func (p *pusher) stop() (*profile.Profile, error) {
 	p.profiler.Flush(true) // uploads the last CPU profile and waits for it
 	if err := p.profiler.Stop(); err != nil {
 		return nil, err
 	}
+	if !p.tee.keepCPU {
+		return nil, nil
+	}
 	return p.tee.cpuProfile()
 }
 
 // teeClient is the HTTP client and the logger given to pyroscope-go. It
-// passes every upload on unchanged and keeps a copy of the CPU profiles.
+// passes every upload on unchanged and, with keepCPU, merges the CPU
+// profiles into one copy.
 type teeClient struct {
 	next     *http.Client
 	progress io.Writer // nil: silent
+	keepCPU  bool
 
 	mu       sync.Mutex
-	cpu      []*profile.Profile
+	cpu      *profile.Profile // the CPU profiles uploaded, merged; nil: none
+	mergeErr error
 	uploads  int // answered 200
 	failed   int
 	firstErr error
@@ -84,9 +93,9 @@ func (t *teeClient) Do(req *http.Request) (*http.Response, error) {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		if p := cpuFromUpload(req.Header.Get("Content-Type"), body); p != nil {
 			cpu = true
-			t.mu.Lock()
-			t.cpu = append(t.cpu, p)
-			t.mu.Unlock()
+			if t.keepCPU {
+				t.keep(p)
+			}
 		}
 	}
 	resp, err := t.next.Do(req)
@@ -167,14 +176,33 @@ func uploadedProfile(contentType string, body []byte) ([]byte, error) {
 	}
 }
 
+// keep merges p into the copy of the CPU profiles uploaded.
+func (t *teeClient) keep(p *profile.Profile) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cpu == nil {
+		t.cpu = p
+		return
+	}
+	merged, err := profile.Merge([]*profile.Profile{t.cpu, p})
+	if err != nil {
+		t.mergeErr = cmpErr(t.mergeErr, err)
+		return
+	}
+	t.cpu = merged
+}
+
 // cpuProfile returns the CPU profiles uploaded so far, merged.
 func (t *teeClient) cpuProfile() (*profile.Profile, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.cpu) == 0 {
+	switch {
+	case t.mergeErr != nil:
+		return nil, fmt.Errorf("merging the CPU profiles uploaded: %w", t.mergeErr)
+	case t.cpu == nil:
 		return nil, errors.New("pyroscope-go uploaded no CPU profile")
 	}
-	return profile.Merge(t.cpu)
+	return t.cpu, nil
 }
 
 // status returns how many uploads succeeded and failed, and the first error.

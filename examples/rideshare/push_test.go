@@ -65,7 +65,7 @@ func TestPushToPyroscope(t *testing.T) {
 	ingest := &ingestServer{}
 	ingestURL := startIngest(t, ingest)
 
-	push, err := startPush(ingestURL, "rideshare.test", nil)
+	push, err := startPush(ingestURL, "rideshare.test", nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestUploadProgress(t *testing.T) {
 				ingest.ServeHTTP(w, r)
 			}))
 			progress := newSyncBuffer()
-			push, err := startPush(ingestURL, "progress.test", progress)
+			push, err := startPush(ingestURL, "progress.test", progress, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,20 +10,20 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 )
 
 // Key names one request row: a k6 scenario and a request name as the
@@ -48,7 +48,7 @@ type Results struct {
 	Start, End time.Time
 	Points     int64 // points of any metric read (json Point lines, csv rows)
 	// Outside are the http_reqs in a scenario left out because their time
-	// is outside the window of [ReadFileIn]; AllStart and AllEnd are the
+	// is outside the window of [Options] From and To; AllStart and AllEnd are the
 	// time range of those in a scenario, inside the window or not.
 	Outside          int64
 	AllStart, AllEnd time.Time
@@ -57,7 +57,7 @@ type Results struct {
 	// when the results carry no method tag).
 	Methods map[Key]map[string]int64
 
-	from, to time.Time // the window of ReadFileIn; zero: none
+	from, to time.Time // the window of Options; zero: none
 
 	// Latency is k6's http_req_duration and http_req_waiting per scenario
 	// and normalized name, for a trace report (nil if the file has none).
@@ -83,37 +83,57 @@ func Name(tag string) string {
 	return k6labels.LabelValue("k6.name", tag)
 }
 
-// ReadFile reads k6 results from path; see [Read].
+// ReadFile reads k6 results from path with the default [Options]; see
+// [ReadFileWith].
 func ReadFile(path string) (*Results, error) {
-	f, err := os.Open(path)
+	return ReadFileWith(context.Background(), path, Options{})
+}
+
+// ReadFileWith reads k6 results from path; see [ReadWith].
+func ReadFileWith(ctx context.Context, path string, o Options) (*Results, error) {
+	f, err := bounded.Open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("k6 results: %w (give the file of k6 run --out json=FILE or --out csv=FILE)", err)
 	}
 	defer f.Close()
-	res, err := Read(f)
+	res, err := ReadWith(ctx, f, o)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		return nil, fmt.Errorf("k6 results %s: %w", path, err)
 	}
 	return res, nil
 }
 
-// Read reads k6's json or csv output from r, gzip-compressed or not (told by
-// the first bytes). It returns an error wrapping [ErrFormat] for other data
-// and [ErrNoHTTPReqs] when no http_reqs point is in it.
-func Read(r io.Reader) (*Results, error) { return read(r, time.Time{}, time.Time{}) }
+// Read reads k6's json or csv output from r with the default [Options];
+// see [ReadWith].
+func Read(r io.Reader) (*Results, error) {
+	return ReadWith(context.Background(), r, Options{})
+}
 
-func read(r io.Reader, from, to time.Time) (*Results, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%w: broken gzip header: %v", ErrFormat, err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
+// ReadWith reads k6's json or csv output from r, gzip-compressed or not
+// (told by the first bytes), within o.MaxBytes once decompressed, until ctx
+// is done. It returns an error wrapping [ErrFormat] for other data or
+// implausible points, [ErrNoHTTPReqs] when no http_reqs point is in it, and
+// [bounded.ErrTooLarge] past the limit.
+func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
-	res := &Results{Requests: map[Key]int64{}, from: from, to: to}
-	var err error
+	if o.MaxFlag == "" {
+		o.MaxFlag = "--max-k6-bytes"
+	}
+	dr, done, err := bounded.Decompressed(ctx, r, o.MaxBytes, "the file", o.MaxFlag)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	defer done()
+	br := bufio.NewReaderSize(dr, 64<<10)
+	res := &Results{Requests: map[Key]int64{}, from: o.From, to: o.To}
 	head, _ := br.Peek(len("metric_name"))
 	switch {
 	case len(bytes.TrimLeft(head, " \t\r\n")) > 0 && bytes.TrimLeft(head, " \t\r\n")[0] == '{':
@@ -145,19 +165,33 @@ func read(r io.Reader, from, to time.Time) (*Results, error) {
 	return res, nil
 }
 
-// add counts value http_reqs of a point; see [Results.LeftOut] for those
-// it leaves out.
-func (res *Results) add(scenario, group, name, method string, value float64, t time.Time) {
+// maxRequests bounds the http_reqs summed (2^53: every count exact in a
+// float64, and far past any real run's requests).
+const maxRequests = 1 << 53
+
+// add counts value http_reqs of a point stamped t; see [Results.LeftOut]
+// for those it leaves out. It refuses values no k6 point has (negative,
+// not finite, or past maxRequests in sum) and times outside 2000 to 2100.
+func (res *Results) add(scenario, group, name, method string, value float64, t time.Time) error {
+	if math.IsNaN(value) || value < 0 || value > maxRequests {
+		return fmt.Errorf("http_reqs value %v: k6 counts requests with whole positive values (1 a point): are these k6's results?", value)
+	}
+	if t.Before(plausibleFirst) || !t.Before(plausibleLast) {
+		return fmt.Errorf("time %s is not between 2000 and 2100: is this a k6 run's output?", t.Format(time.RFC3339))
+	}
 	n := int64(math.Round(value))
 	if n <= 0 {
-		return
+		return nil
+	}
+	if n > maxRequests-res.Total-res.LeftOut {
+		return fmt.Errorf("the http_reqs values sum past 2^53 requests: are these k6's results?")
 	}
 	if scenario == "" || inGroup(group, "::setup") || inGroup(group, "::teardown") {
 		res.LeftOut += n
-		return
+		return nil
 	}
 	if !res.inWindow(t, n) {
-		return
+		return nil
 	}
 	res.Requests[Key{scenario, Name(name)}] += n
 	res.addMethod(Key{scenario, Name(name)}, method, n)
@@ -168,6 +202,7 @@ func (res *Results) add(scenario, group, name, method string, value float64, t t
 	if t.After(res.End) {
 		res.End = t
 	}
+	return nil
 }
 
 // inGroup tells whether k6's group tag is group or a group nested in it.
@@ -213,7 +248,9 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
-					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time)
+					if aerr := res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time); aerr != nil {
+						return fmt.Errorf("%w: line %d: %v", ErrFormat, lineNo, aerr)
+					}
 				} else if p.Type == "Point" && isLatency(p.Metric) {
 					res.addLatency(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value)
 				}
@@ -244,7 +281,8 @@ func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 }
 
 func (res *Results) readCSV(r io.Reader) error {
-	cr := csv.NewReader(r)
+	rr := &recordReader{r: r}
+	cr := csv.NewReader(rr)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
@@ -266,9 +304,13 @@ func (res *Results) readCSV(r io.Reader) error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
+		if errors.Is(err, bounded.ErrTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, ErrFormat) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrFormat, err)
 		}
+		rr.mark = cr.InputOffset()
 		res.Points++
 		if len(rec) <= last {
 			continue
@@ -289,14 +331,16 @@ func (res *Results) readCSV(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
 		}
-		res.add(rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], csvCol(rec, col, "method"), v, ts)
+		if err := res.add(rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], csvCol(rec, col, "method"), v, ts); err != nil {
+			return fmt.Errorf("%w: csv row %d: %v", ErrFormat, res.Points, err)
+		}
 	}
 }
 
-// The times a csv timestamp may read as: k6 results from 2000 to 2100.
+// The times a point may have, in json or csv: k6 results from 2000 to 2100.
 var (
-	csvFirst = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	csvLast  = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	plausibleFirst = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	plausibleLast  = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // csvTime reads a k6 csv timestamp in any of its time formats
@@ -304,7 +348,7 @@ var (
 // or nanoseconds, told by which unit puts it between 2000 and 2100.
 func csvTime(s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		if t.Before(csvFirst) || !t.Before(csvLast) {
+		if t.Before(plausibleFirst) || !t.Before(plausibleLast) {
 			return time.Time{}, fmt.Errorf("timestamp %q is not between 2000 and 2100: is this a k6 run's csv?", s)
 		}
 		return t.UTC(), nil
@@ -315,7 +359,7 @@ func csvTime(s string) (time.Time, error) {
 	}
 	for _, perSec := range []int64{1, 1e3, 1e6, 1e9} {
 		sec := f / float64(perSec)
-		if sec < float64(csvFirst.Unix()) || sec >= float64(csvLast.Unix()) {
+		if !(sec >= float64(plausibleFirst.Unix()) && sec < float64(plausibleLast.Unix())) { // NaN too
 			continue
 		}
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {

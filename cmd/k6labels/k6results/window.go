@@ -1,8 +1,7 @@
 package k6results
 
 import (
-	"fmt"
-	"os"
+	"context"
 	"time"
 )
 
@@ -11,19 +10,7 @@ import (
 // [Results.Outside]. A zero from and to count all. When every request is
 // outside, it returns the results with Total 0 and no error.
 func ReadFileIn(path string, from, to time.Time) (*Results, error) {
-	if from.IsZero() && to.IsZero() {
-		return ReadFile(path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("k6 results: %w (give the file of k6 run --out json=FILE or --out csv=FILE)", err)
-	}
-	defer f.Close()
-	res, err := read(f, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("k6 results %s: %w", path, err)
-	}
-	return res, nil
+	return ReadFileWith(context.Background(), path, Options{From: from, To: to})
 }
 
 // inWindow records t in AllStart/AllEnd and tells whether it is in the

@@ -3,10 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -33,6 +29,9 @@ func NewProfileSource(name string, ps ...*profile.Profile) (*ProfileSource, erro
 		if err := CheckCPU(p); err != nil {
 			return nil, err
 		}
+	}
+	if err := CheckValues(ps...); err != nil {
+		return nil, err
 	}
 	p := ps[0]
 	if len(ps) > 1 {
@@ -134,51 +133,4 @@ func first(vs []string) string {
 		return ""
 	}
 	return vs[0]
-}
-
-// maxProfileBytes bounds a profile read from a file or URL (after gzip), so
-// that a wrong URL cannot fill memory.
-const maxProfileBytes = 512 << 20
-
-// ReadProfile reads a pprof CPU profile from a file or from an http(s) URL
-// such as http://host:port/debug/pprof/profile?seconds=30 (the request lasts
-// as long as the profile). It returns an error wrapping [ErrNotCPU] for
-// another kind of profile.
-func ReadProfile(ctx context.Context, hc *http.Client, where string) (*profile.Profile, error) {
-	var r io.Reader
-	if u, err := url.Parse(where); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
-		if err != nil {
-			return nil, err
-		}
-		if hc == nil {
-			hc = http.DefaultClient
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("reading profile: %w (is the service running and serving /debug/pprof/?)", err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			return nil, fmt.Errorf("reading profile %s: %s: %s (the CPU profile of a Go service is at /debug/pprof/profile once it imports net/http/pprof)",
-				where, resp.Status, strings.TrimSpace(string(body)))
-		}
-		r = resp.Body
-	} else {
-		f, err := os.Open(where)
-		if err != nil {
-			return nil, fmt.Errorf("reading profile: %w (give pprof CPU profile files or /debug/pprof/profile URLs)", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	p, err := profile.Parse(io.LimitReader(r, maxProfileBytes))
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: not a pprof profile: %w (give a CPU profile such as /debug/pprof/profile writes; go tool pprof reads it)", where, err)
-	}
-	if err := CheckCPU(p); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", where, err)
-	}
-	return p, nil
 }

@@ -1,0 +1,31 @@
+package main
+
+import (
+
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// limits bound what the command reads of each input, once decompressed.
+type limits struct {
+	maxProfile bounded.Size
+	maxK6      bounded.Size
+}
+
+// profileURLMargin is added to a profile URL's seconds for its timeout
+// (report.DefaultURLMargin; tests shorten it).
+var profileURLMargin = report.DefaultURLMargin
+
+// limitFlags adds the flags of c.limits.
+func (c *common) limitFlags() {
+	c.maxProfile = report.DefaultMaxProfileBytes
+	c.maxK6 = k6results.DefaultMaxBytes
+	c.fs.Var(&c.maxProfile, "max-profile-bytes", "refuse a pprof profile larger than `size` once decompressed (such as 512MiB)")
+	c.fs.Var(&c.maxK6, "max-k6-bytes", "refuse k6 results larger than `size` once decompressed (such as 64GiB)")
+}
+
+// readOptions are how c reads a profile.
+func (c *common) readOptions() report.ReadOptions {
+	return report.ReadOptions{MaxBytes: int64(c.maxProfile), URLMargin: profileURLMargin}
+}
