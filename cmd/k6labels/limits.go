@@ -1,7 +1,6 @@
 package main
 
 import (
-
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
