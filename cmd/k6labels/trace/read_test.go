@@ -16,20 +16,20 @@ import (
 )
 
 // burnSink keeps burn's loop from being optimized away.
-var burnSink uint64
+var burnSink atomic.Uint64
 
 // burn does n iterations of a fixed arithmetic loop: CPU work that does not
 // depend on the clock.
 //
 //go:noinline
 func burn(n int) {
-	x := burnSink | 1
+	x := burnSink.Load() | 1
 	for range n {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
 	}
-	burnSink = x
+	burnSink.Store(x)
 }
 
 // header is the baggage k6's jslib sends for a request named name.
