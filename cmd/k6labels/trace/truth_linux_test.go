@@ -47,12 +47,12 @@ func processCPU() time.Duration {
 // request, scaled by the process CPU over the trace's on-CPU time (the
 // host's share, see Report.CPURatio), must be within 10% of the truth per
 // route, and the 6/2 ms ratio within 10% of the truth's; with
-// K6LABELS_TRACE_SOAK=1, 3% (and more requests). On an overcommitted host
+// K6LABELS_SOAK=1, 3% (and more requests). On an overcommitted host
 // (ratio below TrustedCPURatio) the report must warn, and only ±40% holds.
 // The sampling profile's figures of the same run are logged beside them.
 func TestCPUTruth(t *testing.T) {
 	tol, perRoute := 0.10, 60
-	if os.Getenv("K6LABELS_TRACE_SOAK") != "" {
+	if os.Getenv("K6LABELS_SOAK") != "" {
 		tol, perRoute = 0.03, 400
 	}
 	// Iterations per ms, by this thread's own clock.
