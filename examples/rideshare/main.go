@@ -229,7 +229,8 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	writeGroundTruth(w, r)
-	return nil
+	fmt.Fprintln(w)
+	return runTraceDemo(ctx, srv.URL, o.testRunID, w)
 }
 
 // writeProfile writes the profile to path: the bytes runtime/pprof wrote when

@@ -164,7 +164,7 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 				if r.K6 != nil {
 					d, wt := r.latency(row)
 					ds, ws := summarize(d), summarize(wt)
-					cells = append(cells, fmt.Sprintf("%.3f", ds.Mean), fmt.Sprintf("%.3f", ds.P95), fmt.Sprintf("%.3f", ws.Mean), fmt.Sprintf("%.3f", ws.P95))
+					cells = append(cells, latStr(d, ds.Mean), latStr(d, ds.P95), latStr(wt, ws.Mean), latStr(wt, ws.P95))
 				}
 				tb.rows = append(tb.rows, cells)
 			}
@@ -187,6 +187,14 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 		}
 	}
 	return nil
+}
+
+// latStr formats a k6 latency in ms, or "-" when k6 recorded none.
+func latStr(samples []float64, v float64) string {
+	if len(samples) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 func sumCut(t *Trace) int {
