@@ -265,6 +265,7 @@ go tool pprof command of the worst row's diff flame graph.
 	c.fs.StringVar(&normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
 	c.fs.StringVar(&writeTo, "write-profiles", "k6labels-diff", "write the merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (\"\": do not)")
+	td := addTraceDiffFlags(c.fs)
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -284,6 +285,9 @@ go tool pprof command of the worst row's diff flame graph.
 	}
 	if match != "path" && match != "name" {
 		return c.bad("--match %q: use path or name", match)
+	}
+	if td.base != "" || td.after != "" {
+		return c.traceDiff(ctx, td, threshold, failAbove, alpha, match == "path", stdout)
 	}
 	if c.pyroscope == "" && (len(before.profiles) == 0 || len(after.profiles) == 0) {
 		return c.bad("give the profiles of both runs (--base-profile and --profile), or --pyroscope URL --service NAME")
