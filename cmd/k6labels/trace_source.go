@@ -53,7 +53,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	var k *k6results.Results
 	if s.k6 != "" {
 		var err error
-		if k, err = k6results.ReadFile(s.k6); err != nil {
+		if k, err = k6results.ReadFileLatency(s.k6); err != nil {
 			return err
 		}
 	}

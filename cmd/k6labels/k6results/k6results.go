@@ -48,8 +48,9 @@ type Results struct {
 	Start, End time.Time
 	Points     int64 // points of any metric read (json Point lines, csv rows)
 	// Latency is k6's http_req_duration and http_req_waiting per scenario
-	// and normalized name, for a trace report (nil if the file has none).
-	Latency map[Key]*Latency
+	// and normalized name, read by [ReadLatency] only (nil otherwise).
+	Latency     map[Key]*Latency
+	keepLatency bool
 }
 
 // ErrNoHTTPReqs is returned, wrapped, for results without any http_reqs
@@ -89,6 +90,11 @@ func ReadFile(path string) (*Results, error) {
 // the first bytes). It returns an error wrapping [ErrFormat] for other data
 // and [ErrNoHTTPReqs] when no http_reqs point is in it.
 func Read(r io.Reader) (*Results, error) {
+	return read(r, false)
+}
+
+// read is Read; with latency it also keeps [Results.Latency].
+func read(r io.Reader, latency bool) (*Results, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -98,7 +104,7 @@ func Read(r io.Reader) (*Results, error) {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 64<<10)
 	}
-	res := &Results{Requests: map[Key]int64{}}
+	res := &Results{Requests: map[Key]int64{}, keepLatency: latency}
 	var err error
 	head, _ := br.Peek(len("metric_name"))
 	switch {
@@ -183,14 +189,14 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			// Only http_reqs lines are decoded: the others are most of the
 			// file and need no more than this search.
-			if bytes.Contains(line, httpReqsMarker) || bytes.Contains(line, durationMarker) || bytes.Contains(line, waitingMarker) {
+			if bytes.Contains(line, httpReqsMarker) || res.wantsLatency(line) {
 				var p jsonPoint
 				if jerr := json.Unmarshal(line, &p); jerr != nil {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
 				if p.Type == "Point" && p.Metric == "http_reqs" {
 					res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value, p.Data.Time)
-				} else if p.Type == "Point" && isLatency(p.Metric) {
+				} else if p.Type == "Point" && res.keepLatency && isLatency(p.Metric) {
 					res.addLatency(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value)
 				}
 			}
@@ -250,7 +256,7 @@ func (res *Results) readCSV(r io.Reader) error {
 			continue
 		}
 		if m := rec[col["metric_name"]]; m != "http_reqs" {
-			if isLatency(m) {
+			if res.keepLatency && isLatency(m) {
 				if v, err := strconv.ParseFloat(rec[col["metric_value"]], 64); err == nil {
 					res.addLatency(m, rec[col["scenario"]], csvGroup(rec, col), rec[col["name"]], v)
 				}

@@ -1,6 +1,38 @@
 package k6results
 
-import "strings"
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// ReadLatency is [Read] that also keeps k6's http_req_duration and
+// http_req_waiting of each request in [Results.Latency]: 16 bytes a request,
+// and the time to decode two more lines per request.
+func ReadLatency(r io.Reader) (*Results, error) {
+	return read(r, true)
+}
+
+// ReadFileLatency is [ReadFile] with [ReadLatency].
+func ReadFileLatency(path string) (*Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("k6 results: %w (give the file of k6 run --out json=FILE or --out csv=FILE)", err)
+	}
+	defer f.Close()
+	res, err := ReadLatency(f)
+	if err != nil {
+		return nil, fmt.Errorf("k6 results %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// wantsLatency tells whether a json line is to be decoded for its latency.
+func (res *Results) wantsLatency(line []byte) bool {
+	return res.keepLatency && (bytes.Contains(line, durationMarker) || bytes.Contains(line, waitingMarker))
+}
 
 // Latency holds k6's own timings of one row's requests, in milliseconds, one
 // value per request as k6 wrote them: http_req_duration (sending, waiting
