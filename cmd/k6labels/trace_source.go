@@ -70,6 +70,12 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	if err := errors.Join(terr, perr); err != nil {
 		return err
 	}
+	if s.runID != "" {
+		n := tr.KeepRun(s.runID)
+		if n == 0 {
+			return fmt.Errorf("no request of run %q in the trace: leave out --run-id to see the runs it has", s.runID)
+		}
+	}
 	r := &trace.Report{Source: tf.src, Trace: tr, Rows: tr.Rows(by, max(tf.top, 0)), K6: k, ScaleCPU: tf.scale}
 	if prof != nil {
 		cpu, err := profileCPU(prof)

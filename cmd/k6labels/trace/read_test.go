@@ -176,6 +176,9 @@ func TestReasons(t *testing.T) {
 	if run.Requests != 12 || run.Cut != 1 {
 		t.Errorf("run 42: %d requests, %d cut; want 12 and 1", run.Requests, run.Cut)
 	}
+	if n := tr.KeepRun("43"); n != 0 || len(tr.Rows([]report.Grouping{report.ByRun}, 0)) != 0 {
+		t.Errorf("KeepRun of another run kept %d requests", n)
+	}
 }
 
 // TestParseMembers: values with ',', '=', '%' and spaces come back as sent.
