@@ -46,8 +46,8 @@ type DiffRow struct {
 	GrownStacks   []StackTime // blocking stacks whose time per request grew most (PerRequest: the growth)
 }
 
-// TraceDiff compares two traces row by row.
-type TraceDiff struct {
+// Comparison is two traces compared row by row, as Diff returns it.
+type Comparison struct {
 	Rows      []DiffRow
 	Threshold float64 // the --fail-above fraction, or < 0
 	Alpha     float64
@@ -63,7 +63,7 @@ type TraceDiff struct {
 // alarm rate over all rows at alpha (Bonferroni). With threshold ≥ 0 each
 // row gets a verdict on CPU: regression if the interval's low end is above
 // it, ok if its high end is below, else inconclusive.
-func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, alpha float64, top int) *TraceDiff {
+func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, alpha float64, top int) *Comparison {
 	key := func(r *Row) string {
 		parts := slices.Clone(r.Values)
 		if byPath {
@@ -75,7 +75,7 @@ func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, al
 		}
 		return r.Grouping.String() + "\x00" + strings.Join(parts, " × ")
 	}
-	d := &TraceDiff{Threshold: threshold, Alpha: alpha}
+	d := &Comparison{Threshold: threshold, Alpha: alpha}
 	b := map[string]*Row{}
 	for _, r := range before.Rows(by, 1<<30) {
 		b[key(r)] = r
@@ -163,11 +163,11 @@ func median(xs []float64) float64 {
 		return 0
 	}
 	s := slices.Sorted(slices.Values(xs))
-	if n := len(s); n%2 == 1 {
+	n := len(s)
+	if n%2 == 1 {
 		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
 	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // grown returns the blocking stacks whose blocked time per request grew
@@ -200,7 +200,7 @@ func pct(x float64) string {
 }
 
 // Regressions returns the rows judged regressions.
-func (d *TraceDiff) Regressions() []DiffRow {
+func (d *Comparison) Regressions() []DiffRow {
 	var out []DiffRow
 	for _, r := range d.Rows {
 		if r.Verdict == Regression {
@@ -211,7 +211,7 @@ func (d *TraceDiff) Regressions() []DiffRow {
 }
 
 // Write renders the diff as text, markdown or json.
-func (d *TraceDiff) Write(w io.Writer, f report.Format) error {
+func (d *Comparison) Write(w io.Writer, f report.Format) error {
 	if f == report.JSON {
 		return d.writeJSON(w)
 	}
@@ -270,7 +270,7 @@ func jc(c Change) jsonChange {
 	return jsonChange{c.BeforeMean / 1e6, c.AfterMean / 1e6, c.BeforeMedian / 1e6, c.AfterMedian / 1e6, f(c.Change), f(c.Low), f(c.High)}
 }
 
-func (d *TraceDiff) writeJSON(w io.Writer) error {
+func (d *Comparison) writeJSON(w io.Writer) error {
 	type row struct {
 		Grouping string     `json:"grouping"`
 		Key      string     `json:"key"`

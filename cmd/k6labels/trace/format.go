@@ -221,14 +221,14 @@ func (t *tableW) write(w io.Writer) {
 			}
 			return "| " + strings.Join(out, " | ") + " |\n"
 		}
-		io.WriteString(w, esc(t.head))
+		fmt.Fprint(w, esc(t.head))
 		seps := []string{"---"}
 		for range t.head[1:] {
 			seps = append(seps, "---:")
 		}
-		io.WriteString(w, "| "+strings.Join(seps, " | ")+" |\n")
+		fmt.Fprint(w, "| "+strings.Join(seps, " | ")+" |\n")
 		for _, r := range t.rows {
-			io.WriteString(w, esc(r))
+			fmt.Fprint(w, esc(r))
 		}
 		return
 	}

@@ -90,7 +90,7 @@ const ms = float64(time.Millisecond)
 // the trace stops is counted as cut, not measured.
 func TestReasons(t *testing.T) {
 	var mu sync.Mutex
-	var waiting atomic.Int32
+	var waiting, locked atomic.Int32
 	release := make(chan struct{})
 	started := make(chan struct{})
 	mux := http.NewServeMux()
@@ -98,6 +98,7 @@ func TestReasons(t *testing.T) {
 	mux.HandleFunc("/lock", func(http.ResponseWriter, *http.Request) {
 		waiting.Add(1)
 		mu.Lock()
+		locked.Add(1) // the critical section
 		mu.Unlock()
 	})
 	mux.HandleFunc("/child", func(http.ResponseWriter, *http.Request) {
