@@ -32,7 +32,7 @@ var surgeMu sync.Mutex
 //go:noinline
 func handleTrips(w http.ResponseWriter, r *http.Request) {
 	time.Sleep(tripsQueryTime)
-	io.WriteString(w, "trips: none yet\n")
+	fmt.Fprintln(w, "trips: none yet")
 }
 
 // handleSurge reads the surge price under a lock that every request takes.
