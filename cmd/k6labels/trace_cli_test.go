@@ -111,8 +111,9 @@ func TestReportTraceURL(t *testing.T) {
 		got[route] = r.Requests
 		switch route {
 		case "/sleep":
-			if s := r.Ms["blocked_sleep"].Mean; s < 19.5 || s > 30 {
-				t.Errorf("/sleep: %.3f ms blocked in sleep, want about 20", s)
+			// A loaded host wakes a sleeper late, never early.
+			if s := r.Ms["blocked_sleep"].Mean; s < 19.5 || s > r.Ms["wall"].Mean {
+				t.Errorf("/sleep: %.3f ms blocked in sleep, want at least 20 and less than the wall time", s)
 			}
 			if c := r.Ms["cpu"].Mean; c > 2 {
 				t.Errorf("/sleep: %.3f ms CPU, want little", c)
