@@ -13,9 +13,10 @@ const TraceTaskType = "k6labels.request"
 
 // TraceLogCategory is the category of the one runtime/trace log event that
 // each request task carries. Its message is the request's k6 members as
-// [Baggage] returns them: a W3C baggage value "k6.test_run_id=…,k6.scenario=…,
-// k6.name=…" with percent-encoded values, so that ',', '=' and '%' in a value
-// are unambiguous; [LabelName] turns each key into its pprof label name.
+// [Baggage] returns them: a W3C baggage value "k6.name=…,k6.scenario=…,
+// k6.test_run_id=…" with ',', '%' and other delimiters in values
+// percent-encoded; a member is cut at its first '=', and [LabelName] turns
+// its key into the pprof label name.
 const TraceLogCategory = "k6labels"
 
 // DoRequest is [Do] for one request: f(ctx) runs with ctx's pprof labels on

@@ -9,6 +9,7 @@ require (
 	github.com/k6labels/k6labels/k6grpc v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/exp v0.0.0-20261120182113-8801fbdfac81
 	google.golang.org/grpc v1.85.0
 )
 

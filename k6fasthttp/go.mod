@@ -7,6 +7,7 @@ require (
 	github.com/k6labels/k6labels/internal/profiletest v0.1.0
 	github.com/valyala/fasthttp v1.79.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/exp v0.0.0-20261120182113-8801fbdfac81
 )
 
 require (

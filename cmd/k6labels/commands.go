@@ -245,6 +245,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	c.fs.StringVar(&match, "match", "path", "match k6_name rows across runs by URL `path` or by full name")
 	c.fs.StringVar(&svgFile, "svg", "", "write the diff flame graph of the worst row to `FILE` as SVG (small, for a pull request)")
 	c.writeFlags("write the two runs' merged profiles to `PREFIX`.before.pb.gz and PREFIX.after.pb.gz (default: none)")
+	td := addTraceDiffFlags(c.fs)
 	if err := c.parse(args); err != nil {
 		return err
 	}
@@ -267,6 +268,9 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	}
 	if match != "path" && match != "name" {
 		return c.bad("--match %q: use path or name", match)
+	}
+	if td.base != "" || td.after != "" {
+		return c.traceDiff(ctx, td, threshold, failAbove, alpha, match == "path", stdout)
 	}
 	if c.pyroscope == "" && (len(before.profiles) == 0 || len(after.profiles) == 0) {
 		return c.bad("give the profiles of both runs (--base-profile and --profile), or --pyroscope URL --service NAME")

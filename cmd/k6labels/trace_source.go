@@ -53,7 +53,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	var k *k6results.Results
 	if s.k6 != "" {
 		var err error
-		if k, err = k6results.ReadFileWith(ctx, s.k6, k6results.Options{MaxBytes: int64(c.maxK6)}); err != nil {
+		if k, err = k6results.ReadFileWith(ctx, s.k6, k6results.Options{MaxBytes: int64(c.maxK6), Latency: true}); err != nil {
 			return err
 		}
 	}
@@ -69,6 +69,12 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	wg.Wait()
 	if err := errors.Join(terr, perr); err != nil {
 		return err
+	}
+	if s.runID != "" {
+		n := tr.KeepRun(s.runID)
+		if n == 0 {
+			return fmt.Errorf("no request of run %q in the trace: leave out --run-id to see the runs it has", s.runID)
+		}
 	}
 	r := &trace.Report{Source: tf.src, Trace: tr, Rows: tr.Rows(by, max(tf.top, 0)), K6: k, ScaleCPU: tf.scale}
 	if prof != nil {
@@ -149,4 +155,71 @@ func profileCPU(p *profile.Profile) (int64, error) {
 		}
 	}
 	return 0, errors.New("not a CPU profile (no cpu/nanoseconds sample type): give /debug/pprof/profile's profile of the trace's window")
+}
+
+// traceDiffFlags are the flags of diff on execution traces.
+type traceDiffFlags struct {
+	base, after string
+	top         int
+}
+
+func addTraceDiffFlags(fs *flag.FlagSet) *traceDiffFlags {
+	t := &traceDiffFlags{}
+	fs.StringVar(&t.base, "base-trace", "", "execution trace `file or URL` of the base run: compare CPU and wall per request exactly, from two traces (with --trace)")
+	fs.StringVar(&t.after, "trace", "", "execution trace `file or URL` of the new run (with --base-trace)")
+	fs.IntVar(&t.top, "trace-stacks", 3, "with --trace: blocking stacks that grew, listed per row (0: none)")
+	return t
+}
+
+// traceDiff runs diff --base-trace --trace.
+func (c *common) traceDiff(ctx context.Context, td *traceDiffFlags, threshold float64, failAbove string, alpha float64, byPath bool, stdout io.Writer) error {
+	if td.base == "" || td.after == "" {
+		return c.bad("give the execution traces of both runs: --base-trace and --trace")
+	}
+	if c.pyroscope != "" {
+		return c.bad("--trace and --base-trace read execution traces; they do not combine with --pyroscope")
+	}
+	by, err := c.groupings("")
+	if err != nil {
+		return err
+	}
+	var (
+		wg     sync.WaitGroup
+		b, a   *trace.Trace
+		be, ae error
+	)
+	wg.Go(func() { b, be = c.readTrace(ctx, td.base) })
+	a, ae = c.readTrace(ctx, td.after)
+	wg.Wait()
+	if be != nil {
+		return fmt.Errorf("base run: %w", be)
+	}
+	if ae != nil {
+		return fmt.Errorf("new run: %w", ae)
+	}
+	d := trace.Diff(b, a, by, byPath, threshold, alpha, max(td.top, 0))
+	f, _ := report.ParseFormat(c.format)
+	if err := d.Write(stdout, f); err != nil {
+		return err
+	}
+	if threshold < 0 {
+		return nil
+	}
+	var inc []string
+	for _, r := range d.Rows {
+		if r.Verdict == trace.Inconclusive {
+			inc = append(inc, r.Grouping.String()+"="+r.Key)
+		}
+	}
+	if len(inc) > 0 {
+		fmt.Fprintf(c.stderr, "k6labels: warning: inconclusive at --fail-above %s (the data cannot tell whether CPU per request grew by more than that; longer traces help): %s\n", failAbove, strings.Join(inc, "; "))
+	}
+	if regs := d.Regressions(); len(regs) > 0 {
+		var keys []string
+		for _, r := range regs {
+			keys = append(keys, fmt.Sprintf("%s=%s %+.1f%% (%+.1f%% to %+.1f%%)", r.Grouping, r.Key, 100*r.CPU.Change, 100*r.CPU.Low, 100*r.CPU.High))
+		}
+		return fmt.Errorf("%w: CPU per request grew by more than %s beyond noise: %s", errRegression, failAbove, strings.Join(keys, "; "))
+	}
+	return nil
 }

@@ -9,7 +9,10 @@ require (
 	github.com/k6labels/k6labels/cmd/k6labels v0.1.0
 )
 
-require google.golang.org/protobuf v1.36.12 // indirect
+require (
+	golang.org/x/exp v0.0.0-20261120182113-8801fbdfac81 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
 
 require (
 	github.com/grafana/pyroscope-go/godeltaprof v0.1.12 // indirect

@@ -56,6 +56,7 @@ type driver struct {
 	started  atomic.Int64 // requests started (for maxRequests)
 	errs     atomic.Int64
 	firstErr atomic.Pointer[error]
+	latency  *latencies // if not nil, each response's latency by path
 }
 
 func newDriver(target, testRunID string, scenarios []scenario) *driver {
@@ -100,9 +101,13 @@ func (d *driver) vu(ctx context.Context, si, vu int) {
 		// A query string as real clients send, different on each request:
 		// k6 names the request by this raw URL.
 		url := d.target + s.paths[pi] + "?vehicle_id=" + strconv.Itoa(vu*1_000_000+iter) + "&city=berlin"
+		t0 := time.Now()
 		err := d.get(ctx, s.name, url)
 		switch {
 		case err == nil:
+			if d.latency != nil {
+				d.latency.add(s.paths[pi], time.Since(t0))
+			}
 			d.ok[si][pi].Add(1)
 			d.total.Add(1)
 		case ctx.Err() != nil:

@@ -251,7 +251,11 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	writeGroundTruth(w, r)
-	return writeHTML(w, r, o)
+	if err := writeHTML(w, r, o); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return runTraceDemo(ctx, srv.URL, o.testRunID, w)
 }
 
 // writeProfile writes the profile to path: the bytes runtime/pprof wrote when

@@ -100,6 +100,8 @@ func newMux() *http.ServeMux {
 	mux.HandleFunc("GET /bike", handleBike)
 	mux.HandleFunc("GET /scooter", handleScooter)
 	mux.HandleFunc("GET /car", handleCar)
+	mux.HandleFunc("GET /trips", handleTrips) // the execution-trace phase's routes
+	mux.HandleFunc("GET /surge", handleSurge)
 	return mux
 }
 

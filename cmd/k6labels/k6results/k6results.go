@@ -60,8 +60,9 @@ type Results struct {
 	from, to time.Time // the window of Options; zero: none
 
 	// Latency is k6's http_req_duration and http_req_waiting per scenario
-	// and normalized name, for a trace report (nil if the file has none).
-	Latency map[Key]*Latency
+	// and normalized name, read by [ReadLatency] only (nil otherwise).
+	Latency     map[Key]*Latency
+	keepLatency bool
 }
 
 // ErrNoHTTPReqs is returned, wrapped, for results without any http_reqs
@@ -133,7 +134,7 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 	}
 	defer done()
 	br := bufio.NewReaderSize(dr, 64<<10)
-	res := &Results{Requests: map[Key]int64{}, from: o.From, to: o.To}
+	res := &Results{Requests: map[Key]int64{}, from: o.From, to: o.To, keepLatency: o.Latency}
 	head, _ := br.Peek(len("metric_name"))
 	switch {
 	case len(bytes.TrimLeft(head, " \t\r\n")) > 0 && bytes.TrimLeft(head, " \t\r\n")[0] == '{':
@@ -242,7 +243,7 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			// Only http_reqs lines are decoded: the others are most of the
 			// file and need no more than this search.
-			if bytes.Contains(line, httpReqsMarker) || bytes.Contains(line, durationMarker) || bytes.Contains(line, waitingMarker) {
+			if bytes.Contains(line, httpReqsMarker) || res.wantsLatency(line) {
 				var p jsonPoint
 				if jerr := json.Unmarshal(line, &p); jerr != nil {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
@@ -251,7 +252,7 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 					if aerr := res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time); aerr != nil {
 						return fmt.Errorf("%w: line %d: %v", ErrFormat, lineNo, aerr)
 					}
-				} else if p.Type == "Point" && isLatency(p.Metric) {
+				} else if p.Type == "Point" && res.keepLatency && isLatency(p.Metric) {
 					res.addLatency(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Value)
 				}
 			}
@@ -316,7 +317,7 @@ func (res *Results) readCSV(r io.Reader) error {
 			continue
 		}
 		if m := rec[col["metric_name"]]; m != "http_reqs" {
-			if isLatency(m) {
+			if res.keepLatency && isLatency(m) {
 				if v, err := strconv.ParseFloat(rec[col["metric_value"]], 64); err == nil {
 					res.addLatency(m, rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], v)
 				}

@@ -1,6 +1,7 @@
 package k6results_test
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,11 +16,11 @@ import (
 // point, and waiting is never more than duration.
 func TestLatencyFixture(t *testing.T) {
 	dir := fixture.Dir(t)
-	js, err := k6results.ReadFile(filepath.Join(dir, "k6/run-fx1.json.gz"))
+	js, err := k6results.ReadFileWith(context.Background(), filepath.Join(dir, "k6/run-fx1.json.gz"), k6results.Options{Latency: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := k6results.ReadFile(filepath.Join(dir, "k6/run-fx1.csv.gz"))
+	cs, err := k6results.ReadFileWith(context.Background(), filepath.Join(dir, "k6/run-fx1.csv.gz"), k6results.Options{Latency: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +44,19 @@ func TestLatencyFixture(t *testing.T) {
 	}
 }
 
-// TestLatencySetupLeftOut: timings of setup() requests are not kept.
+// TestLatencySetupLeftOut: timings of setup() requests are not kept, and
+// Read (the CPU report's) keeps none.
 func TestLatencySetupLeftOut(t *testing.T) {
 	in := `{"metric":"http_req_duration","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":7,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}
 {"metric":"http_req_waiting","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":5,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}
 {"metric":"http_req_duration","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":9,"tags":{"name":"http://h:1/car","scenario":"a","group":"::setup"}}}
 {"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:01Z","value":1,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}`
-	res, err := k6results.Read(strings.NewReader(in))
+	res, err := k6results.ReadLatency(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if plain, _ := k6results.Read(strings.NewReader(in)); plain == nil || plain.Latency != nil {
+		t.Errorf("Read kept latency: %+v", plain)
 	}
 	l := res.Latency[k6results.Key{Scenario: "a", Name: "http://h:1/car"}]
 	if l == nil || !slices.Equal(l.Duration, []float64{7}) || !slices.Equal(l.Waiting, []float64{5}) {

@@ -18,6 +18,9 @@ type Options struct {
 	// From and To, when not zero, bound the times of the http_reqs counted;
 	// the others are in [Results.Outside].
 	From, To time.Time
+	// Latency keeps k6's http_req_duration and http_req_waiting of each
+	// request in [Results.Latency]: 16 bytes a request.
+	Latency bool
 }
 
 // recordReader bounds a csv record as maxLine bounds a json line: the

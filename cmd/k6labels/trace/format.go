@@ -40,6 +40,20 @@ func (r *Report) CPURatio() float64 {
 	return float64(r.ProcessCPU) / float64(on)
 }
 
+// TrustedCPURatio is the lowest CPURatio at which the trace's CPU per
+// request is reported without a warning: below it the host took so much CPU
+// from the process's threads that on-P time is not CPU time, and, as longer
+// requests are descheduled more often, scaling by the ratio is approximate.
+const TrustedCPURatio = 0.9
+
+// CPUWarning returns why the CPU columns are not exact, or "".
+func (r *Report) CPUWarning() string {
+	if q := r.CPURatio(); q > 0 && q < TrustedCPURatio {
+		return fmt.Sprintf("the host ran this process only %.0f%% of the time its goroutines held a P (a loaded or throttled machine): CPU per request is inflated by the host's waits, and --scale-cpu corrects the total, not each row exactly; measure CPU on a machine with spare cores", 100*q)
+	}
+	return ""
+}
+
 // cpuScale is what CPU statistics are multiplied by.
 func (r *Report) cpuScale() float64 {
 	if q := r.CPURatio(); r.ScaleCPU && q > 0 {
@@ -113,6 +127,11 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 		} else {
 			fmt.Fprintf(w, "; CPU columns not scaled (--scale-cpu scales them).\n")
 		}
+		if msg := r.CPUWarning(); msg != "" {
+			fmt.Fprintf(w, "warning: %s.\n", msg)
+		}
+	} else {
+		fmt.Fprintf(w, "The host's share of that time is unknown: give a --profile of the same window to check it.\n")
 	}
 	reasons := r.shownReasons()
 	scale := r.cpuScale()
@@ -145,7 +164,7 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 				if r.K6 != nil {
 					d, wt := r.latency(row)
 					ds, ws := summarize(d), summarize(wt)
-					cells = append(cells, fmt.Sprintf("%.3f", ds.Mean), fmt.Sprintf("%.3f", ds.P95), fmt.Sprintf("%.3f", ws.Mean), fmt.Sprintf("%.3f", ws.P95))
+					cells = append(cells, latStr(d, ds.Mean), latStr(d, ds.P95), latStr(wt, ws.Mean), latStr(wt, ws.P95))
 				}
 				tb.rows = append(tb.rows, cells)
 			}
@@ -168,6 +187,14 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 		}
 	}
 	return nil
+}
+
+// latStr formats a k6 latency in ms, or "-" when k6 recorded none.
+func latStr(samples []float64, v float64) string {
+	if len(samples) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 func sumCut(t *Trace) int {
@@ -194,14 +221,14 @@ func (t *tableW) write(w io.Writer) {
 			}
 			return "| " + strings.Join(out, " | ") + " |\n"
 		}
-		io.WriteString(w, esc(t.head))
+		fmt.Fprint(w, esc(t.head))
 		seps := []string{"---"}
 		for range t.head[1:] {
 			seps = append(seps, "---:")
 		}
-		io.WriteString(w, "| "+strings.Join(seps, " | ")+" |\n")
+		fmt.Fprint(w, "| "+strings.Join(seps, " | ")+" |\n")
 		for _, r := range t.rows {
-			io.WriteString(w, esc(r))
+			fmt.Fprint(w, esc(r))
 		}
 		return
 	}
@@ -227,6 +254,7 @@ type jsonTrace struct {
 	ProcessCPUSec float64   `json:"process_cpu_seconds,omitempty"`
 	CPURatio      float64   `json:"cpu_ratio,omitempty"`
 	CPUScaled     bool      `json:"cpu_scaled"`
+	CPUWarning    string    `json:"cpu_warning,omitempty"`
 	Rows          []jsonRow `json:"rows"`
 }
 
@@ -261,7 +289,7 @@ func (r *Report) writeJSON(w io.Writer) error {
 	t := r.Trace
 	out := jsonTrace{Version: 1, Source: r.Source, WindowSeconds: t.Window.Seconds(), Requests: len(t.Requests),
 		Cut: sumCut(t), Unlabelled: t.Unlabelled, TraceCPUSec: float64(t.GoroutineCPU) / 1e9, SyscallSec: float64(t.SyscallTime) / 1e9,
-		ProcessCPUSec: float64(r.ProcessCPU) / 1e9, CPURatio: r.CPURatio(), CPUScaled: r.ScaleCPU && r.CPURatio() > 0, Rows: []jsonRow{}}
+		ProcessCPUSec: float64(r.ProcessCPU) / 1e9, CPURatio: r.CPURatio(), CPUScaled: r.ScaleCPU && r.CPURatio() > 0, CPUWarning: r.CPUWarning(), Rows: []jsonRow{}}
 	scale := r.cpuScale()
 	for _, row := range r.Rows {
 		jr := jsonRow{Grouping: row.Grouping.String(), Values: slices.Clone(row.Values), Requests: row.Requests, Cut: row.Cut, Ms: map[string]jsonSummary{}}

@@ -16,20 +16,20 @@ import (
 )
 
 // burnSink keeps burn's loop from being optimized away.
-var burnSink uint64
+var burnSink atomic.Uint64
 
 // burn does n iterations of a fixed arithmetic loop: CPU work that does not
 // depend on the clock.
 //
 //go:noinline
 func burn(n int) {
-	x := burnSink | 1
+	x := burnSink.Load() | 1
 	for range n {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
 	}
-	burnSink = x
+	burnSink.Store(x)
 }
 
 // header is the baggage k6's jslib sends for a request named name.
@@ -90,7 +90,7 @@ const ms = float64(time.Millisecond)
 // the trace stops is counted as cut, not measured.
 func TestReasons(t *testing.T) {
 	var mu sync.Mutex
-	var waiting atomic.Int32
+	var waiting, locked atomic.Int32
 	release := make(chan struct{})
 	started := make(chan struct{})
 	mux := http.NewServeMux()
@@ -98,6 +98,7 @@ func TestReasons(t *testing.T) {
 	mux.HandleFunc("/lock", func(http.ResponseWriter, *http.Request) {
 		waiting.Add(1)
 		mu.Lock()
+		locked.Add(1) // the critical section
 		mu.Unlock()
 	})
 	mux.HandleFunc("/child", func(http.ResponseWriter, *http.Request) {
@@ -175,6 +176,9 @@ func TestReasons(t *testing.T) {
 	run := rowOf(t, rows, report.ByRun, "42")
 	if run.Requests != 12 || run.Cut != 1 {
 		t.Errorf("run 42: %d requests, %d cut; want 12 and 1", run.Requests, run.Cut)
+	}
+	if n := tr.KeepRun("43"); n != 0 || len(tr.Rows([]report.Grouping{report.ByRun}, 0)) != 0 {
+		t.Errorf("KeepRun of another run kept %d requests", n)
 	}
 }
 

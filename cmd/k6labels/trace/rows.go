@@ -174,3 +174,27 @@ func rank(s []float64, q float64) float64 {
 	i := int(q*float64(len(s))+0.999999999) - 1
 	return s[max(0, min(i, len(s)-1))]
 }
+
+// KeepRun keeps only the requests, cut requests and blocking stacks of the
+// k6 test run id, and returns how many requests it kept.
+func (t *Trace) KeepRun(id string) int {
+	in := func(labels int) bool { return t.Labels[labels][report.LabelRunID] == id }
+	kept := t.Requests[:0]
+	for _, r := range t.Requests {
+		if in(r.Labels) {
+			kept = append(kept, r)
+		}
+	}
+	t.Requests = kept
+	for l := range t.Cut {
+		if !in(l) {
+			delete(t.Cut, l)
+		}
+	}
+	for k := range t.BlockedStacks {
+		if !in(k.Labels) {
+			delete(t.BlockedStacks, k)
+		}
+	}
+	return len(kept)
+}
