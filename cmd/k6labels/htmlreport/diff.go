@@ -75,12 +75,12 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 		measure = "CPU per request"
 	}
 	p.start("k6labels diff: " + measure + ", before → after")
-	p.item("before: %s, %s", d.Before.Source, runOf(d.Before, "every test run"))
-	p.item("after: %s, %s", d.After.Source, runOf(d.After, "every test run"))
+	p.itemf("before: %s, %s", d.Before.Source, runOf(d.Before, "every test run"))
+	p.itemf("after: %s, %s", d.After.Source, runOf(d.After, "every test run"))
 	if !strings.HasPrefix(d.Normalize, "none") {
-		p.item("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
+		p.itemf("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
 	}
-	p.item("Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.", 100*d.Alpha, d.Tested)
+	p.itemf("Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.", 100*d.Alpha, d.Tested)
 	p.changeChart(d)
 	for _, g := range groupings(d.Rows, func(dr report.DiffRow) report.Grouping { return dr.By }) {
 		head := []string{title(g), "before", "after", "raw", "normalized", "95% interval", "verdict"}
@@ -117,13 +117,13 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 	rows := diffRows(d)
 	worse := slices.ContainsFunc(rows, func(dr *report.DiffRow) bool { return dr.Verdict == report.Worse })
 	if !worse {
-		p.item("No row got costlier beyond sampling noise; the row with the most CPU:")
+		p.itemf("No row got costlier beyond sampling noise; the row with the most CPU:")
 	}
 	for _, dr := range rows {
 		g, err := diffGraph(d, dr, pageMin, pageDepth)
 		if err != nil {
 			if errors.Is(err, report.ErrNoData) {
-				p.item("%s=%s: no diff flame graph: %v.", dr.By, dr.Key, err)
+				p.itemf("%s=%s: no diff flame graph: %v.", dr.By, dr.Key, err)
 				continue
 			}
 			return err

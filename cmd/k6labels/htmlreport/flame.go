@@ -152,6 +152,12 @@ func newGraph(title, unit string, diff bool, before *profile.Profile, sb float64
 		root.add(after, sa, false)
 	}
 	g := &graph{Title: title, Unit: unit, Diff: diff, Frames: layout(root, minFrac, maxDepth)}
+	// Bound the page's size whatever the profile: leave out more of the
+	// narrowest frames until few enough remain.
+	for len(g.Frames) > maxFrames {
+		minFrac = max(2*minFrac, 1e-4)
+		g.Frames = layout(root, minFrac, maxDepth)
+	}
 	if diff {
 		// Full colour at the largest change of any frame below the root,
 		// but at least 2% of the root's CPU before: a row that did not
@@ -163,6 +169,9 @@ func newGraph(title, unit string, diff bool, before *profile.Profile, sb float64
 	}
 	return g
 }
+
+// maxFrames bounds the frames of one graph (about 300 bytes each).
+var maxFrames = 3000
 
 // Drawing constants of the svg, in px.
 const (

@@ -267,3 +267,19 @@ func TestDiffSVGSmall(t *testing.T) {
 		t.Errorf("svg lacks the namespace or the worst row's title:\n%.300s", b.String())
 	}
 }
+
+// TestFlameGraphBounded: a graph keeps at most maxFrames frames, leaving
+// out the narrowest, and the top frame is still the whole profile.
+func TestFlameGraphBounded(t *testing.T) {
+	p, _ := readFixture(t)
+	all := newGraph("all", "s", false, nil, 0, p, 1e-9, 0, 1000)
+	defer func(n int) { maxFrames = n }(maxFrames)
+	maxFrames = len(all.Frames) / 4
+	g := newGraph("all", "s", false, nil, 0, p, 1e-9, 0, 1000)
+	if len(g.Frames) > maxFrames || len(g.Frames) == 0 {
+		t.Fatalf("%d frames of %d, want at most %d", len(g.Frames), len(all.Frames), maxFrames)
+	}
+	if g.Frames[0].After != all.Frames[0].After {
+		t.Errorf("top frame %v, want %v", g.Frames[0].After, all.Frames[0].After)
+	}
+}
