@@ -185,7 +185,10 @@ func WriteDiffSVG(w io.Writer, d *report.Diff) error {
 	if err != nil {
 		return err
 	}
-	g.Title = fmt.Sprintf("%s=%s %s normalized, %s", dr.By, dr.Key, report.Change(dr.Normalized), dr.Verdict)
+	g.Title = fmt.Sprintf("%s=%s: %s", dr.By, dr.Key, dr.Verdict)
+	if c := report.Change(dr.Normalized); c != "" {
+		g.Title = fmt.Sprintf("%s=%s %s normalized, %s", dr.By, dr.Key, c, dr.Verdict)
+	}
 	g.Frames[0].Name = g.Title
 	return g.writeSVG(w, svgWidth, false)
 }

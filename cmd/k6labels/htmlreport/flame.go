@@ -262,6 +262,10 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 		depth = max(depth, f.Depth)
 	}
 	height := (depth+1)*rowHeight + 2
+	legend := !interactive && g.Diff
+	if legend {
+		height += rowHeight + 4
+	}
 	var b strings.Builder
 	id := ""
 	if g.ID != "" {
@@ -273,6 +277,11 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 	}
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg"%s class="%s" width="%d" height="%d" viewBox="0 0 %d %d" data-w="%d" font-family="monospace" font-size="11">`+"\n",
 		id, class, width, height, width, height, width)
+	if !interactive {
+		// Standalone (a pull request comment): its own background, so that
+		// a dark theme does not show through.
+		fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", width, height)
+	}
 	for _, f := range g.Frames {
 		x, wd := f.X0*float64(width), (f.X1-f.X0)*float64(width)
 		y := f.Depth * rowHeight
@@ -285,6 +294,10 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 		fmt.Fprintf(&b, `<title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" stroke="#fff" stroke-width="0.5"/>`,
 			html.EscapeString(g.tooltip(f)), x, y, wd, rowHeight-1, g.colour(f))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text></g>`+"\n", x+pad, y+rowHeight-4, html.EscapeString(label(f.Name, wd)))
+	}
+	if legend {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#444">width: %s after; colour: change per request, red grew, blue shrank, grey the same (k6labels diff)</text>`+"\n",
+			pad, height-6, html.EscapeString(g.Unit))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
