@@ -12,7 +12,7 @@ import (
 )
 
 // diffRows returns the rows that get a diff flame graph: every row that got
-// worse, else the worst row (the largest CPU of the reference grouping).
+// worse, else the one with the largest change.
 func diffRows(d *report.Diff) []*report.DiffRow {
 	var out []*report.DiffRow
 	for i := range d.Rows {
@@ -21,11 +21,38 @@ func diffRows(d *report.Diff) []*report.DiffRow {
 		}
 	}
 	if len(out) == 0 {
-		if w := d.Worst(); w != nil {
+		if w := worst(d); w != nil {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// worst returns the row of the --svg file: the costlier row with the
+// largest change ([report.Diff.Worst]) when a row got worse, else the row
+// of the finest grouping (k6_name, scenario × name, scenario) whose
+// normalized change is largest either way, else Worst's row with the most
+// CPU.
+func worst(d *report.Diff) *report.DiffRow {
+	if w := d.Worst(); w == nil || w.Verdict == report.Worse {
+		return w
+	}
+	for _, g := range []report.Grouping{report.ByName, report.ByScenarioName, report.ByScenario} {
+		var best *report.DiffRow
+		for i := range d.Rows {
+			dr := &d.Rows[i]
+			if !slices.Equal(dr.By, g) || math.IsNaN(dr.Normalized) || math.IsInf(dr.Normalized, 0) || math.IsNaN(dr.Low) {
+				continue
+			}
+			if best == nil || math.Abs(dr.Normalized) > math.Abs(best.Normalized) {
+				best = dr
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return d.Worst()
 }
 
 // diffGraph returns the diff flame graph of dr: widths by the after run,
@@ -117,7 +144,7 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 	rows := diffRows(d)
 	worse := slices.ContainsFunc(rows, func(dr *report.DiffRow) bool { return dr.Verdict == report.Worse })
 	if !worse {
-		p.itemf("No row got costlier beyond sampling noise; the row with the most CPU:")
+		p.itemf("No row got costlier beyond sampling noise; the row with the largest change:")
 	}
 	for _, dr := range rows {
 		g, err := diffGraph(d, dr, pageMin, pageDepth)
@@ -173,11 +200,11 @@ func (d diffView) measure() string {
 }
 
 // WriteDiffSVG writes the diff flame graph of d's worst row (the costlier
-// row with the largest change, else the one with the most CPU) as a
+// row with the largest change, else the row with the largest change) as a
 // standalone SVG with a title line: frames down to 0.5% of the row's CPU,
 // 40 deep, so that it stays small enough to attach to a pull request.
 func WriteDiffSVG(w io.Writer, d *report.Diff) error {
-	dr := d.Worst()
+	dr := worst(d)
 	if dr == nil {
 		return fmt.Errorf("%w: no row to draw", report.ErrNoData)
 	}

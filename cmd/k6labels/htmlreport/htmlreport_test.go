@@ -283,3 +283,28 @@ func TestFlameGraphBounded(t *testing.T) {
 		t.Errorf("top frame %v, want %v", g.Frames[0].After, all.Frames[0].After)
 	}
 }
+
+// TestDiffRowsWithoutWorse: when no row got worse, the one diff flame graph
+// (and the --svg file) is of the row with the largest change: /bike, 5%
+// costlier per request, within noise with 1597 requests.
+func TestDiffRowsWithoutWorse(t *testing.T) {
+	p, k := readFixture(t)
+	d, err := report.NewDiff(newReport(t, p, k), newReport(t, scaled(p, "/bike", 1.05), k), report.DiffOptions{Normalize: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := diffRows(d)
+	if len(rows) != 1 || rows[0].Key != "/bike" || rows[0].Verdict != report.Same {
+		for _, dr := range rows {
+			t.Errorf("diff flame graph of %s=%s (%s, %s)", dr.By, dr.Key, dr.Verdict, report.Change(dr.Normalized))
+		}
+		t.Fatalf("%d rows, want /bike alone", len(rows))
+	}
+	var b bytes.Buffer
+	if err := WriteDiffSVG(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "k6_name=/bike +5.0% normalized, same") {
+		t.Errorf("svg title:\n%.400s", b.String())
+	}
+}
