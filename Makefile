@@ -149,10 +149,12 @@ demo-smoke:
 
 ACTIONLINT := go run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
-## ci-recipe: docs/ci.md's GitHub Actions workflow passes actionlint, and its
+## ci-recipe: docs/ci.md's GitHub Actions workflow passes actionlint and is the file docs/ci/k6labels.yml; its
 ## steps run on this machine against the demo service (docs/ci/run-local.sh).
 ci-recipe:
 	$(ACTIONLINT) docs/ci/k6labels.yml
+	@awk '/^```yaml$$/ {on = 1; next} on && /^```$$/ {exit} on' docs/ci.md | diff -u docs/ci/k6labels.yml - || \
+		{ echo "ci-recipe: docs/ci.md shows another workflow than docs/ci/k6labels.yml"; exit 1; }
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; OUT="$$d/out" bash docs/ci/run-local.sh
 
 ## soak: the tests `make test` runs small, at full size (K6LABELS_SOAK=1): the root

@@ -328,7 +328,7 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 		return err
 	}
 	f, _ := report.ParseFormat(c.format)
-	if err := writeDiff(stdout, d, f, svgFile); err != nil {
+	if err := writeDiff(stdout, stderr, d, f, svgFile); err != nil {
 		return err
 	}
 	if writeTo != "" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +12,9 @@ import (
 )
 
 // writeDiff writes d in format f, and the worst row's diff flame graph to
-// svgFile unless it is "".
-func writeDiff(w io.Writer, d *report.Diff, f report.Format, svgFile string) error {
+// svgFile unless it is "": when that row has no profile in both runs, it
+// warns on stderr and writes no file.
+func writeDiff(w, stderr io.Writer, d *report.Diff, f report.Format, svgFile string) error {
 	var err error
 	if f == report.HTML {
 		err = htmlreport.WriteDiff(w, d)
@@ -21,16 +24,15 @@ func writeDiff(w io.Writer, d *report.Diff, f report.Format, svgFile string) err
 	if err != nil || svgFile == "" {
 		return err
 	}
-	out, err := os.Create(svgFile)
-	if err != nil {
-		return fmt.Errorf("--svg: %w", err)
-	}
-	err = htmlreport.WriteDiffSVG(out, d)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	var b bytes.Buffer
+	if err := htmlreport.WriteDiffSVG(&b, d); errors.Is(err, report.ErrNoData) {
+		fmt.Fprintf(stderr, "k6labels: warning: --svg %s not written: %v\n", svgFile, err)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("--svg %s: %w", svgFile, err)
+	}
+	if err := os.WriteFile(svgFile, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--svg: %w", err)
 	}
 	return nil
 }

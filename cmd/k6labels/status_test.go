@@ -5,10 +5,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,5 +143,48 @@ func TestVersion(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"version", "x"}, &out, &errb); code != exitUsage {
 		t.Errorf("version x: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestStatusWhileQueryingRows: on a stderr that is no terminal, a report
+// from Pyroscope prints status lines naming the row being fetched: a proxy
+// before the replay server holds each row query after the second until the
+// command's stderr names a row.
+func TestStatusWhileQueryingRows(t *testing.T) {
+	defer func(a, e time.Duration) { statusAfter, statusEvery = a, e }(statusAfter, statusEvery)
+	statusAfter, statusEvery = time.Millisecond, time.Millisecond
+	srv, _, fx := pyrServer(t)
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	var merges atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/SelectMergeProfile") && merges.Add(1) > 2 {
+			giveUp := time.After(time.Minute) // a broken status fails below instead of hanging
+			for !strings.Contains(stderr.String(), "k6labels: making the report: profile ") {
+				select {
+				case <-giveUp:
+					proxy.ServeHTTP(w, r)
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	var stdout bytes.Buffer
+	args := pyrArgs("report", front.URL, "--k6", filepath.Join(fx, "k6", "run-fx1.json.gz"), "--run-id", "fx1", "--by", "scenario,name")
+	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^k6labels: making the report: profile \d+: k6_(scenario|name)=\S+ \(\d+s\)$`).MatchString(stderr.String()) {
+		t.Errorf("no status line naming a row:\n%s", stderr.String())
+	}
+	if strings.Contains(stdout.String(), "k6labels: making") || strings.Contains(stderr.String(), "\r") {
+		t.Errorf("status on stdout, or a terminal's \\r on a log")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -93,7 +94,8 @@ func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, verdict(d))
-	return nil
+	return writePage(w, o, ".diff.html", "HTML diff with diff flame graphs (k6labels diff --format html)",
+		func(f io.Writer) error { return htmlreport.WriteDiff(f, d) })
 }
 
 // verdict is the answer: which routes got costlier, and which the diff

@@ -119,21 +119,28 @@ func pprofCommands(path, scenario string) string {
 // writeHTML writes r as k6labels report --format html does, to -html or
 // next to the profile, and says where.
 func writeHTML(w io.Writer, r *report.Report, o *options) error {
+	return writePage(w, o, ".html", "HTML report with flame graphs (k6labels report --format html)",
+		func(f io.Writer) error { return htmlreport.WriteReport(f, r) })
+}
+
+// writePage writes a page to -html or next to the profile (its name with
+// suffix), and says where.
+func writePage(w io.Writer, o *options, suffix, what string, write func(io.Writer) error) error {
 	path := o.html
 	if path == "" {
-		path = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".html"
+		path = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + suffix
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("-html: %w", err)
 	}
-	err = htmlreport.WriteReport(f, r)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("-html %s: %w", path, err)
 	}
-	fmt.Fprintf(w, "\nHTML report with flame graphs (k6labels report --format html): %s\n", path)
+	fmt.Fprintf(w, "\n%s: %s\n", what, path)
 	return nil
 }

@@ -40,7 +40,7 @@ func runChromium(t *testing.T, bin string, args ...string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-extensions",
 		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0"}
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
 	var out, errb strings.Builder

@@ -12,7 +12,7 @@ import (
 )
 
 // diffRows returns the rows that get a diff flame graph: every row that got
-// worse, else the worst row (the largest CPU of the reference grouping).
+// worse, else the one with the largest change.
 func diffRows(d *report.Diff) []*report.DiffRow {
 	var out []*report.DiffRow
 	for i := range d.Rows {
@@ -21,11 +21,38 @@ func diffRows(d *report.Diff) []*report.DiffRow {
 		}
 	}
 	if len(out) == 0 {
-		if w := d.Worst(); w != nil {
+		if w := worst(d); w != nil {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// worst returns the row of the --svg file: the costlier row with the
+// largest change ([report.Diff.Worst]) when a row got worse, else the row
+// of the finest grouping (k6_name, scenario × name, scenario) whose
+// normalized change is largest either way, else Worst's row with the most
+// CPU.
+func worst(d *report.Diff) *report.DiffRow {
+	if w := d.Worst(); w == nil || w.Verdict == report.Worse {
+		return w
+	}
+	for _, g := range []report.Grouping{report.ByName, report.ByScenarioName, report.ByScenario} {
+		var best *report.DiffRow
+		for i := range d.Rows {
+			dr := &d.Rows[i]
+			if !slices.Equal(dr.By, g) || math.IsNaN(dr.Normalized) || math.IsInf(dr.Normalized, 0) || math.IsNaN(dr.Low) {
+				continue
+			}
+			if best == nil || math.Abs(dr.Normalized) > math.Abs(best.Normalized) {
+				best = dr
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return d.Worst()
 }
 
 // diffGraph returns the diff flame graph of dr: widths by the after run,
@@ -75,12 +102,12 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 		measure = "CPU per request"
 	}
 	p.start("k6labels diff: " + measure + ", before → after")
-	p.item("before: %s, %s", d.Before.Source, runOf(d.Before, "every test run"))
-	p.item("after: %s, %s", d.After.Source, runOf(d.After, "every test run"))
+	p.itemf("before: %s, %s", d.Before.Source, runOf(d.Before, "every test run"))
+	p.itemf("after: %s, %s", d.After.Source, runOf(d.After, "every test run"))
 	if !strings.HasPrefix(d.Normalize, "none") {
-		p.item("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
+		p.itemf("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
 	}
-	p.item("Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.", 100*d.Alpha, d.Tested)
+	p.itemf("Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.", 100*d.Alpha, d.Tested)
 	p.changeChart(d)
 	for _, g := range groupings(d.Rows, func(dr report.DiffRow) report.Grouping { return dr.By }) {
 		head := []string{title(g), "before", "after", "raw", "normalized", "95% interval", "verdict"}
@@ -117,13 +144,13 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 	rows := diffRows(d)
 	worse := slices.ContainsFunc(rows, func(dr *report.DiffRow) bool { return dr.Verdict == report.Worse })
 	if !worse {
-		p.item("No row got costlier beyond sampling noise; the row with the most CPU:")
+		p.itemf("No row got costlier beyond sampling noise; the row with the largest change:")
 	}
 	for _, dr := range rows {
 		g, err := diffGraph(d, dr, pageMin, pageDepth)
 		if err != nil {
 			if errors.Is(err, report.ErrNoData) {
-				p.item("%s=%s: no diff flame graph: %v.", dr.By, dr.Key, err)
+				p.itemf("%s=%s: no diff flame graph: %v.", dr.By, dr.Key, err)
 				continue
 			}
 			return err
@@ -173,11 +200,11 @@ func (d diffView) measure() string {
 }
 
 // WriteDiffSVG writes the diff flame graph of d's worst row (the costlier
-// row with the largest change, else the one with the most CPU) as a
+// row with the largest change, else the row with the largest change) as a
 // standalone SVG with a title line: frames down to 0.5% of the row's CPU,
 // 40 deep, so that it stays small enough to attach to a pull request.
 func WriteDiffSVG(w io.Writer, d *report.Diff) error {
-	dr := d.Worst()
+	dr := worst(d)
 	if dr == nil {
 		return fmt.Errorf("%w: no row to draw", report.ErrNoData)
 	}
@@ -185,7 +212,10 @@ func WriteDiffSVG(w io.Writer, d *report.Diff) error {
 	if err != nil {
 		return err
 	}
-	g.Title = fmt.Sprintf("%s=%s %s normalized, %s", dr.By, dr.Key, report.Change(dr.Normalized), dr.Verdict)
+	g.Title = fmt.Sprintf("%s=%s: %s", dr.By, dr.Key, dr.Verdict)
+	if c := report.Change(dr.Normalized); c != "" {
+		g.Title = fmt.Sprintf("%s=%s %s normalized, %s", dr.By, dr.Key, c, dr.Verdict)
+	}
 	g.Frames[0].Name = g.Title
 	return g.writeSVG(w, svgWidth, false)
 }

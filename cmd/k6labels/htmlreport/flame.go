@@ -152,6 +152,12 @@ func newGraph(title, unit string, diff bool, before *profile.Profile, sb float64
 		root.add(after, sa, false)
 	}
 	g := &graph{Title: title, Unit: unit, Diff: diff, Frames: layout(root, minFrac, maxDepth)}
+	// Bound the page's size whatever the profile: leave out more of the
+	// narrowest frames until few enough remain.
+	for len(g.Frames) > maxFrames {
+		minFrac = max(2*minFrac, 1e-4)
+		g.Frames = layout(root, minFrac, maxDepth)
+	}
 	if diff {
 		// Full colour at the largest change of any frame below the root,
 		// but at least 2% of the root's CPU before: a row that did not
@@ -163,6 +169,9 @@ func newGraph(title, unit string, diff bool, before *profile.Profile, sb float64
 	}
 	return g
 }
+
+// maxFrames bounds the frames of one graph (about 300 bytes each).
+var maxFrames = 3000
 
 // Drawing constants of the svg, in px.
 const (
@@ -253,6 +262,10 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 		depth = max(depth, f.Depth)
 	}
 	height := (depth+1)*rowHeight + 2
+	legend := !interactive && g.Diff
+	if legend {
+		height += rowHeight + 4
+	}
 	var b strings.Builder
 	id := ""
 	if g.ID != "" {
@@ -264,6 +277,11 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 	}
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg"%s class="%s" width="%d" height="%d" viewBox="0 0 %d %d" data-w="%d" font-family="monospace" font-size="11">`+"\n",
 		id, class, width, height, width, height, width)
+	if !interactive {
+		// Standalone (a pull request comment): its own background, so that
+		// a dark theme does not show through.
+		fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", width, height)
+	}
 	for _, f := range g.Frames {
 		x, wd := f.X0*float64(width), (f.X1-f.X0)*float64(width)
 		y := f.Depth * rowHeight
@@ -276,6 +294,10 @@ func (g *graph) writeSVG(w io.Writer, width int, interactive bool) error {
 		fmt.Fprintf(&b, `<title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" stroke="#fff" stroke-width="0.5"/>`,
 			html.EscapeString(g.tooltip(f)), x, y, wd, rowHeight-1, g.colour(f))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text></g>`+"\n", x+pad, y+rowHeight-4, html.EscapeString(label(f.Name, wd)))
+	}
+	if legend {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#444">width: %s after; colour: change per request, red grew, blue shrank, grey the same (k6labels diff)</text>`+"\n",
+			pad, height-6, html.EscapeString(g.Unit))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())

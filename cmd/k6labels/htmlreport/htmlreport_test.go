@@ -267,3 +267,44 @@ func TestDiffSVGSmall(t *testing.T) {
 		t.Errorf("svg lacks the namespace or the worst row's title:\n%.300s", b.String())
 	}
 }
+
+// TestFlameGraphBounded: a graph keeps at most maxFrames frames, leaving
+// out the narrowest, and the top frame is still the whole profile.
+func TestFlameGraphBounded(t *testing.T) {
+	p, _ := readFixture(t)
+	all := newGraph("all", "s", false, nil, 0, p, 1e-9, 0, 1000)
+	defer func(n int) { maxFrames = n }(maxFrames)
+	maxFrames = len(all.Frames) / 4
+	g := newGraph("all", "s", false, nil, 0, p, 1e-9, 0, 1000)
+	if len(g.Frames) > maxFrames || len(g.Frames) == 0 {
+		t.Fatalf("%d frames of %d, want at most %d", len(g.Frames), len(all.Frames), maxFrames)
+	}
+	if g.Frames[0].After != all.Frames[0].After {
+		t.Errorf("top frame %v, want %v", g.Frames[0].After, all.Frames[0].After)
+	}
+}
+
+// TestDiffRowsWithoutWorse: when no row got worse, the one diff flame graph
+// (and the --svg file) is of the row with the largest change: /bike, 5%
+// costlier per request, within noise with 1597 requests.
+func TestDiffRowsWithoutWorse(t *testing.T) {
+	p, k := readFixture(t)
+	d, err := report.NewDiff(newReport(t, p, k), newReport(t, scaled(p, "/bike", 1.05), k), report.DiffOptions{Normalize: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := diffRows(d)
+	if len(rows) != 1 || rows[0].Key != "/bike" || rows[0].Verdict != report.Same {
+		for _, dr := range rows {
+			t.Errorf("diff flame graph of %s=%s (%s, %s)", dr.By, dr.Key, dr.Verdict, report.Change(dr.Normalized))
+		}
+		t.Fatalf("%d rows, want /bike alone", len(rows))
+	}
+	var b bytes.Buffer
+	if err := WriteDiffSVG(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "k6_name=/bike +5.0% normalized, same") {
+		t.Errorf("svg title:\n%.400s", b.String())
+	}
+}

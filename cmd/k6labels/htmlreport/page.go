@@ -61,8 +61,8 @@ func (p *page) end(w io.Writer) error {
 	return err
 }
 
-// item writes a paragraph of escaped text.
-func (p *page) item(format string, a ...any) {
+// itemf writes a paragraph of escaped text.
+func (p *page) itemf(format string, a ...any) {
 	p.printf("<p>%s</p>\n", esc(fmt.Sprintf(format, a...)))
 }
 
@@ -99,7 +99,7 @@ func (p *page) graph(heading, note string, g *graph) {
 	}
 	if p.graphs >= maxGraphs {
 		if p.graphs == maxGraphs {
-			p.item("More flame graphs left out: a page holds at most %d.", maxGraphs)
+			p.itemf("More flame graphs left out: a page holds at most %d.", maxGraphs)
 			p.graphs++
 		}
 		return
@@ -148,14 +148,14 @@ func title(g report.Grouping) string { return strings.Join(g, " × ") }
 func WriteReport(w io.Writer, r *report.Report) error {
 	p := &page{}
 	p.start("k6labels report: " + r.Source + ", " + runOf(r, "every test run in it"))
-	p.item("%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s.",
+	p.itemf("%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s.",
 		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))), secs(r.Unlabelled.CPU))
 	if r.HasRequests {
-		p.item("k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
+		p.itemf("k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
 		p.perRequestChart(r)
 	} else {
-		p.item("No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
+		p.itemf("No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
 	}
 	for _, g := range groupings(r.Rows, func(row report.Row) report.Grouping { return row.By }) {
 		head := []string{title(g), "CPU", "of all", "of k6"}
@@ -213,7 +213,7 @@ func ratio(a, b float64) float64 {
 
 func (p *page) notes(notes []string) {
 	for _, n := range notes {
-		p.item("Note: %s.", n)
+		p.itemf("Note: %s.", n)
 	}
 }
 
