@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -212,8 +213,11 @@ func fx4Requests(t *testing.T, dir string) string {
 		n              int
 	}{{"rush_hour", "/car", 3316}, {"rush_hour", "/scooter", 1658}, {"off_peak", "/scooter", 1597}, {"off_peak", "/bike", 1597}, {"off_peak", "/", 1596}} {
 		for i := range r.n {
-			fmt.Fprintf(&b, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:16:%02d.5Z","value":1,"tags":{"name":"http://127.0.0.1:18080%s?vehicle_id=%d&city=berlin","scenario":%q}}}`+"\n",
-				i%20, r.path, i, r.scenario)
+			// Spread over the 20 s the real run took, inside the profile's
+			// 22 s from 18:15:52.3.
+			at := time.Date(2026, 12, 2, 18, 15, 53, 5e8, time.UTC).Add(time.Duration(i%20) * time.Second)
+			fmt.Fprintf(&b, `{"metric":"http_reqs","type":"Point","data":{"time":%q,"value":1,"tags":{"name":"http://127.0.0.1:18080%s?vehicle_id=%d&city=berlin","scenario":%q}}}`+"\n",
+				at.Format(time.RFC3339Nano), r.path, i, r.scenario)
 		}
 	}
 	return writeGz(t, dir, "fx4-requests.json.gz", b.String())

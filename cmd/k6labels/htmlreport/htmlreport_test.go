@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -294,7 +295,9 @@ func TestDiffRowsWithoutWorse(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := diffRows(d)
-	if len(rows) != 1 || rows[0].Key != "/bike" || rows[0].Verdict != report.Same {
+	// No row got worse: /bike, the largest change, is within noise (same,
+	// or inconclusive where the test could not see 10%).
+	if len(rows) != 1 || rows[0].Key != "/bike" || rows[0].Verdict == report.Worse {
 		for _, dr := range rows {
 			t.Errorf("diff flame graph of %s=%s (%s, %s)", dr.By, dr.Key, dr.Verdict, report.Change(dr.Normalized))
 		}
@@ -304,7 +307,7 @@ func TestDiffRowsWithoutWorse(t *testing.T) {
 	if err := WriteDiffSVG(&b, d); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "k6_name=/bike +5.0% normalized, same") {
+	if !strings.Contains(b.String(), fmt.Sprintf("k6_name=/bike +5.0%% normalized, %s", rows[0].Verdict)) {
 		t.Errorf("svg title:\n%.400s", b.String())
 	}
 }

@@ -22,7 +22,7 @@ func TestRouteNamesListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	point := func(method, url string, n int) string {
-		return strings.Repeat(`{"metric":"http_reqs","type":"Point","data":{"time":"1970-01-01T00:00:01Z","value":1,"tags":{"method":"`+method+`","name":"`+url+`","scenario":"s"}}}`+"\n", n)
+		return strings.Repeat(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:00:01Z","value":1,"tags":{"method":"`+method+`","name":"`+url+`","scenario":"s"}}}`+"\n", n)
 	}
 	k := readK6(t, point("GET", "http://h/a/b", 4)+point("GET", "http://h/c/1", 5)+point("GET", "http://h/c/2", 5)+point("GET", "http://h/nowhere", 3))
 	r := newReport(t, src, k)
