@@ -95,7 +95,7 @@ func runTraceDemo(ctx context.Context, base, testRunID string, w io.Writer) erro
 		k6.Latency[k6results.Key{Scenario: traceScenarios[0].name, Name: k6results.Name(base + path)}] = &k6results.Latency{Duration: ms}
 	}
 	r := &trace.Report{Source: "of the service (" + strconv.Itoa(size/1024) + " KiB, " + traceDemoTime.String() + ")", Trace: tr,
-		Rows: tr.Rows([]report.Grouping{report.ByName}, 1), K6: k6}
+		Rows: tr.Rows([]report.Grouping{report.ByName}, 2), K6: k6}
 	fmt.Fprintln(w, "Where each request's time goes, from Go's execution tracer (what")
 	fmt.Fprintln(w, "`k6labels report --trace URL --k6 run.json` prints): /trips waits 20 ms for its")
 	fmt.Fprintln(w, "database (blocked: sleep), /surge queues for a lock (blocked: sync), /car computes;")
