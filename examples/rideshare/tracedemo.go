@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/pprof"
 	rtrace "runtime/trace"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/trace"
@@ -77,13 +79,19 @@ func (l *latencies) add(path string, d time.Duration) {
 func runTraceDemo(ctx context.Context, base, testRunID string, w io.Writer) error {
 	d := newDriver(base, testRunID, traceScenarios)
 	d.latency = &latencies{}
-	var buf bytes.Buffer
+	var buf, cpu bytes.Buffer
 	if err := rtrace.Start(&buf); err != nil {
 		return fmt.Errorf("the execution tracer: %w", err)
 	}
+	// A CPU profile of the same window gives the process CPU the host
+	// really gave, to check the trace's on-CPU time against.
+	profiling := pprof.StartCPUProfile(&cpu) == nil
 	rctx, cancel := context.WithTimeout(ctx, traceDemoTime)
 	d.run(rctx)
 	cancel()
+	if profiling {
+		pprof.StopCPUProfile()
+	}
 	rtrace.Stop()
 	size := buf.Len()
 	tr, err := trace.Read(&buf)
@@ -94,12 +102,23 @@ func runTraceDemo(ctx context.Context, base, testRunID string, w io.Writer) erro
 	for path, ms := range d.latency.by {
 		k6.Latency[k6results.Key{Scenario: traceScenarios[0].name, Name: k6results.Name(base + path)}] = &k6results.Latency{Duration: ms}
 	}
-	r := &trace.Report{Source: "of the service (" + strconv.Itoa(size/1024) + " KiB, " + traceDemoTime.String() + ")", Trace: tr,
-		Rows: tr.Rows([]report.Grouping{report.ByName}, 1), K6: k6}
+	var processCPU int64
+	if p, err := profile.ParseData(cpu.Bytes()); err == nil && profiling {
+		for i, st := range p.SampleType {
+			if st.Type == "cpu" {
+				for _, smp := range p.Sample {
+					processCPU += smp.Value[i]
+				}
+			}
+		}
+	}
+	r := &trace.Report{ProcessCPU: processCPU, ScaleCPU: true, Source: "of the service (" + strconv.Itoa(size/1024) + " KiB, " + traceDemoTime.String() + ")", Trace: tr,
+		Rows: tr.Rows([]report.Grouping{report.ByName}, 2), K6: k6}
 	fmt.Fprintln(w, "Where each request's time goes, from Go's execution tracer (what")
 	fmt.Fprintln(w, "`k6labels report --trace URL --k6 run.json` prints): /trips waits 20 ms for its")
 	fmt.Fprintln(w, "database (blocked: sleep), /surge queues for a lock (blocked: sync), /car computes;")
 	fmt.Fprintln(w, "the load generator's latency (k6 duration) is beside the service's wall time.")
+	fmt.Fprintln(w, "CPU is scaled by the process's CPU (a profile of the same seconds) over the trace's.")
 	fmt.Fprintln(w)
 	return r.Write(w, report.Text)
 }
