@@ -109,7 +109,7 @@ func TestCapModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	core := []string{"k6_test_run_id", "k6_scenario", "k6_name"}
 	for range 500 {
-		max := 1 + rng.IntN(12)
+		limit := 1 + rng.IntN(12)
 		var members []string
 		live := map[string]string{}
 		for _, name := range append(slices.Clone(core), "k6_a", "k6_b", "k6_m", "k6_n", "k6_s", "k6_t", "k6_z", "k6_zz", "k6_0", "k6_9") {
@@ -130,18 +130,18 @@ func TestCapModel(t *testing.T) {
 		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 		want := map[string]string{}
 		for _, name := range core {
-			if v, ok := live[name]; ok && len(want) < max {
+			if v, ok := live[name]; ok && len(want) < limit {
 				want[name] = v
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(live)) {
-			if !slices.Contains(core, name) && len(want) < max {
+			if !slices.Contains(core, name) && len(want) < limit {
 				want[name] = live[name]
 			}
 		}
-		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(max))
+		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(limit))
 		if got := labelsOf(l.Context(t.Context(), []string{strings.Join(members, ",")})); !maps.Equal(got, want) {
-			t.Fatalf("WithMaxLabels(%d), %q: labels %v, want %v", max, members, got, want)
+			t.Fatalf("WithMaxLabels(%d), %q: labels %v, want %v", limit, members, got, want)
 		}
 	}
 }
