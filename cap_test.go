@@ -99,3 +99,49 @@ func TestCapSameNameAndEmpty(t *testing.T) {
 		}
 	}
 }
+
+// The cap against a model of its rule, on random headers of distinct keys
+// (k6's three among script members, some empty or "undefined") under random
+// caps: the labels are k6's present members in the order test_run_id,
+// scenario, name, then the others by name, as many as the cap allows.
+func TestCapModel(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	core := []string{"k6_test_run_id", "k6_scenario", "k6_name"}
+	for range 500 {
+		limit := 1 + rng.IntN(12)
+		var members []string
+		live := map[string]string{}
+		for _, name := range append(slices.Clone(core), "k6_a", "k6_b", "k6_m", "k6_n", "k6_s", "k6_t", "k6_z", "k6_zz", "k6_0", "k6_9") {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			v := "v" + name
+			switch rng.IntN(8) {
+			case 0:
+				v = ""
+			case 1:
+				v = "undefined"
+			default:
+				live[name] = v
+			}
+			members = append(members, "k6."+name[len("k6_"):]+"="+v)
+		}
+		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+		want := map[string]string{}
+		for _, name := range core {
+			if v, ok := live[name]; ok && len(want) < limit {
+				want[name] = v
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(live)) {
+			if !slices.Contains(core, name) && len(want) < limit {
+				want[name] = live[name]
+			}
+		}
+		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(limit))
+		if got := labelsOf(l.Context(t.Context(), []string{strings.Join(members, ",")})); !maps.Equal(got, want) {
+			t.Fatalf("WithMaxLabels(%d), %q: labels %v, want %v", limit, members, got, want)
+		}
+	}
+}

@@ -89,6 +89,10 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 	owned := false // key is a copy of ours
 	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
 		e, key, owned = cachedLine(reg, cfg, baggage[0])
+		if e != nil && e.set == nil { // a line remembered as making no labels
+			reg.countUnlabelled(ctx, e.skipped, e.truncated)
+			return nil, parent
+		}
 	}
 	if e == nil {
 		var a arena // here, so that only a miss pays for zeroing it
@@ -100,6 +104,14 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 		}
 		if set == nil {
 			reg.countUnlabelled(ctx, skipped+dropped, truncated)
+			if key != "" && list.n == 0 && reg.seenUnlabelled(cfg.key, key) {
+				// Seen twice: cached as making no labels (see seenUnlabelled).
+				cached := lineEntry{cfg: cfg.key, line: key, skipped: skipped, truncated: truncated}
+				if !owned {
+					cached.line = strings.Clone(key)
+				}
+				reg.storeLine(&cached)
+			}
 			return nil, parent
 		}
 		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
@@ -107,8 +119,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 		e = &local // on the stack unless cached
 		if key != "" {
 			cached := local
-			// Only lines that make labels are cached, so that other
-			// baggage costs no allocation.
+			// A line that makes labels is cached the first time.
 			if cached.line = key; !owned {
 				cached.line = strings.Clone(key)
 			}

@@ -2,7 +2,6 @@ package k6grpc
 
 import (
 	"context"
-	"strings"
 
 	"google.golang.org/grpc/metadata"
 )
@@ -40,22 +39,14 @@ func learnIncomingKey(lookup func(context.Context, string) []string) any {
 // incomingBaggage returns the "baggage" values of ctx's incoming metadata.
 // The slice is grpc-go's own, to be read only and not kept: reading it in
 // place saves the allocation that metadata.ValueFromIncomingContext makes for
-// its copy. Keys are matched without regard to case, as grpc-go does.
+// its copy. The key is looked up as grpc-go delivers it, lowercase: HTTP/2
+// rejects a header name with an uppercase letter before it becomes
+// metadata, so a call without baggage costs one map lookup, not a loop over
+// every key (a hand-built metadata.MD{"Baggage": ...} is not read).
 func incomingBaggage(ctx context.Context) []string {
 	if incomingKey == nil {
 		return metadata.ValueFromIncomingContext(ctx, baggageKey)
 	}
-	md, ok := ctx.Value(incomingKey).(metadata.MD)
-	if !ok {
-		return nil
-	}
-	if v, ok := md[baggageKey]; ok {
-		return v
-	}
-	for k, v := range md {
-		if strings.EqualFold(k, baggageKey) {
-			return v
-		}
-	}
-	return nil
+	md, _ := ctx.Value(incomingKey).(metadata.MD)
+	return md[baggageKey]
 }

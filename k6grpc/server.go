@@ -64,7 +64,11 @@ func newInterceptors(l *k6labels.Labeler) *interceptors {
 }
 
 func (i *interceptors) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	lctx, ok := i.labeler.Labels(ctx, incomingBaggage(ctx))
+	lines := incomingBaggage(ctx)
+	if len(lines) == 0 {
+		return handler(ctx, req)
+	}
+	lctx, ok := i.labeler.Labels(ctx, lines)
 	if !ok {
 		return handler(ctx, req)
 	}
