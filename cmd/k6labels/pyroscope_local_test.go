@@ -32,7 +32,9 @@ type modelProfile struct {
 // the profiles stamped in (end − step, end], the first step reaching back
 // before the start; SelectMergeProfile and LabelValues take the profiles
 // stamped within the window. Not recorded: no local k6 run was.
-func modelPyroscope(t *testing.T, service string, profiles []modelProfile) string {
+//
+// With now, a profile is there from its window's end (stamp + 30 s) on.
+func modelPyroscope(t *testing.T, service string, profiles []modelProfile, now func() time.Time) string {
 	t.Helper()
 	type matcher struct {
 		name, value string
@@ -59,7 +61,7 @@ func modelPyroscope(t *testing.T, service string, profiles []modelProfile) strin
 	selected := func(sel string) []modelProfile {
 		var out []modelProfile
 		for _, p := range profiles {
-			ok := true
+			ok := now == nil || !p.stamp.Add(30*time.Second).After(now())
 			for _, m := range parse(sel) {
 				v := p.labels[m.name]
 				if m.name == "service_name" {
@@ -258,7 +260,7 @@ func TestPyroscopeLocalRuns(t *testing.T) {
 		{T.Add(90 * time.Second), local, 2 * time.Second}, // B's last 10 s
 		{T.Add(120 * time.Second), map[string]string{}, 10 * time.Millisecond},
 	}
-	url := modelPyroscope(t, "svc", profiles)
+	url := modelPyroscope(t, "svc", profiles, nil)
 	a := k6JSON(t, T.Add(5*time.Second), T.Add(65*time.Second), 600)
 	code, out, errOut := pyrRun(t, "report", "--pyroscope", url, "--service", "svc", "--k6", a, "--format", "json")
 	if code != exitOK {
@@ -289,5 +291,39 @@ func TestPyroscopeLocalRuns(t *testing.T) {
 	code, _, errOut = pyrRun(t, "report", "--pyroscope", url, "--service", "svc", "--k6", short)
 	if code != exitError || !strings.Contains(errOut, "no data: no profile of a local k6 run") || !strings.Contains(errOut, "6.00s of such CPU is in the profiles stamped in the 30s before it") {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestPyroscopeWaitsForEveryInstance: two instances behind one service,
+// their 30 s windows 10 s apart. The run (T+5s to T+65s) ends in A's window
+// stamped T+60s and in B's stamped T+50s; B's is uploaded at T+80s, A's at
+// T+90s. A profile stamped after the run's end less 30 s is there from
+// T+80s, but A's last window is not: the command waits for the window after
+// A's previous one (stamped T+30s), and answers with all 7 s at T+90s.
+func TestPyroscopeWaitsForEveryInstance(t *testing.T) {
+	T := time.Date(2026, 12, 2, 18, 0, 0, 0, time.UTC)
+	run := map[string]string{"k6_test_run_id": "r1", "k6_scenario": "default", "k6_name": "http://h:1/car"}
+	at := func(s int) time.Time { return T.Add(time.Duration(s) * time.Second) }
+	profiles := []modelProfile{
+		{at(0), run, time.Second}, {at(30), run, 2 * time.Second}, {at(60), run, 500 * time.Millisecond}, // A
+		{at(90), map[string]string{}, 10 * time.Millisecond},
+		{at(-10), run, 500 * time.Millisecond}, {at(20), run, 2 * time.Second}, {at(50), run, time.Second}, // B
+		{at(80), map[string]string{}, 10 * time.Millisecond},
+	}
+	sim := useSimClock(t, at(66))
+	url := modelPyroscope(t, "svc", profiles, sim.Now)
+	k6 := k6JSON(t, at(5), at(65), 600)
+	code, out, errOut := pyrRun(t, "report", "--pyroscope", url, "--service", "svc", "--k6", k6, "--run-id", "r1", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		K6CPU float64 `json:"k6_cpu_seconds"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.K6CPU != 7 || sim.Now().Before(at(90)) || strings.Contains(errOut, "warning") {
+		t.Errorf("k6 CPU %v s at T+%s, want all 7 s, at T+90s or later, no warning; stderr:\n%s", rep.K6CPU, sim.Now().Sub(T), errOut)
 	}
 }

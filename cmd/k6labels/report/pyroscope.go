@@ -363,13 +363,23 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // Uploaded tells whether the server holds the service's CPU profiles up to
-// end, such as a k6 run's last request: whether one is stamped later than
-// end − [PyroscopeWindow]. pyroscope-go stamps a profile with the start of
-// its 30 s window and uploads it when the window ends, so that one is the
-// window holding end or a later one. It asks SelectSeries of the whole
-// service (no run: idle CPU counts too) in 1 s steps up to now.
+// end, such as a k6 run's last request. pyroscope-go stamps a profile with
+// the start of its 30 s window ([PyroscopeWindow]) and uploads it when the
+// window ends, so the window holding end is stamped after end − window.
+// Instances of a service have windows of their own: the one whose previous
+// window (stamped up to end − window) began last uploads its window holding
+// end last, after the others'. So the answer is yes when a profile is
+// stamped at or after that previous stamp plus the window (less 2 s of
+// jitter), or, when no profile is stamped in the window before, after
+// end − window. It asks SelectSeries of the whole service (no run: idle
+// CPU counts too) in 1 s steps from end − 2 windows (not before the
+// source's start) up to now.
 func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (bool, error) {
-	from := end.Add(-PyroscopeWindow).Truncate(time.Second)
+	from := end.Add(-2 * PyroscopeWindow)
+	if from.Before(s.start) {
+		from = s.start
+	}
+	from = from.Truncate(time.Second)
 	to := end.Add(PyroscopeWindow)
 	if now.Before(to) {
 		to = now
@@ -382,13 +392,28 @@ func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (boo
 	if err != nil {
 		return false, s.wrap(err)
 	}
+	// A point ends the step (t−1s, t] that holds a stamp: t−1s is a lower
+	// bound of the stamp, t an upper one.
+	last := end.Add(-PyroscopeWindow) // windows stamped up to here end before end
+	need := last
+	var stamps []time.Time
 	for _, ser := range series {
 		for _, p := range ser.Points {
-			// The step (t−1s, t] holds the stamp: after end − window
-			// when t−1s is not before it.
-			if p.Value > 0 && !p.Time.Add(-time.Second).Before(end.Add(-PyroscopeWindow)) {
-				return true, nil
+			if p.Value > 0 && p.Time.Add(-time.Second).After(from) {
+				stamps = append(stamps, p.Time)
 			}
+		}
+	}
+	for _, t := range stamps {
+		if !t.After(last) {
+			if next := t.Add(PyroscopeWindow - 2*time.Second); next.After(need) {
+				need = next
+			}
+		}
+	}
+	for _, t := range stamps {
+		if !t.Add(-time.Second).Before(need) {
+			return true, nil
 		}
 	}
 	return false, nil
