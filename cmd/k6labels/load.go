@@ -67,10 +67,17 @@ func reportPaths(prefix string, n int) []string {
 	return out
 }
 
-// k6Flush is how long after a profile read during which the k6 results
-// file was written the command waits for k6 to flush it (k6 writes its json
-// and csv outputs at least once a second).
-var k6Flush = 2 * time.Second
+// waitK6Flush waits, after a profile read during which the k6 results file
+// was written, for k6 to flush the requests of the profile's last second (k6
+// writes its json and csv outputs at least once a second); tests replace it.
+var waitK6Flush = func(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * time.Second):
+		return nil
+	}
+}
 
 // side is what one run is read from.
 type side struct {
@@ -146,14 +153,14 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 // the report.
 func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readStart time.Time, fromURL bool, opts report.Options) (*report.Report, error) {
 	span, _ := report.ProfileSpan(ps...)
-	if fi, err := os.Stat(s.k6); err == nil && fromURL && fi.ModTime().After(readStart) {
+	// (File times may be whole seconds: a file written in the second the
+	// read began counts as written during it.)
+	if fi, err := os.Stat(s.k6); err == nil && fromURL && !fi.ModTime().Before(readStart.Truncate(time.Second)) {
 		// k6 wrote its results while the profile was read: it is running,
 		// and the requests of the profile's last second may not be in the
 		// file yet.
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(k6Flush):
+		if err := waitK6Flush(ctx); err != nil {
+			return nil, err
 		}
 	}
 	if err := c.readK6(ctx, s.k6, span, &opts); err != nil {

@@ -114,3 +114,30 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf(`after "--", "--by" is not read as a profile: exit %d: %s`, code, stderr)
 	}
 }
+
+// TestWriteProfilesPyroscope: with --pyroscope, report --write-profiles
+// writes the run's merged profile as the recorded server returned it: fx1's
+// CPU (23.77 s, the fixtures README).
+func TestWriteProfilesPyroscope(t *testing.T) {
+	srv, _, fx := pyrServer(t)
+	prefix := filepath.Join(t.TempDir(), "fx1")
+	code, _, errOut := pyrRun(t, pyrArgs("report", srv.URL, "--k6", filepath.Join(fx, "k6", "run-fx1.json.gz"), "--run-id", "fx1", "--by", "run", "--write-profiles", prefix)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(prefix + ".pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu int64
+	for _, s := range p.Sample {
+		cpu += s.Value[0]
+	}
+	if got := float64(cpu) / 1e9; !pyrClose(float64(int64(got*100+0.5))/100, 23.77) {
+		t.Errorf("written profile holds %.3fs of CPU, want fx1's 23.77s", got)
+	}
+}
