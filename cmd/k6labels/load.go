@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -131,7 +132,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	readStart := time.Now()
 	ps, err := c.readProfiles(ctx, s.profiles)
 	if err != nil {
-		return nil, err
+		return nil, c.saveSome(s.save, ps, err)
 	}
 	fromURL := ""
 	for _, p := range s.profiles {
@@ -220,4 +221,27 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 		fmt.Fprintf(w, "k6labels: profiles written to %s\n", strings.Join(paths, ", "))
 	}
 	return nil
+}
+
+// saveSome writes, when one of several profiles could not be read, those
+// that were, each to its own path (report's PREFIX.N.pb.gz), and returns
+// err saying so.
+func (c *common) saveSome(paths []string, ps []*profile.Profile, err error) error {
+	if len(paths) != len(ps) || len(ps) < 2 {
+		return err
+	}
+	var kept []string
+	for i, p := range ps {
+		if p == nil {
+			continue
+		}
+		if werr := report.WriteProfile(paths[i], p, c.force); werr != nil {
+			return errors.Join(err, werr)
+		}
+		kept = append(kept, paths[i])
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n(the profiles that were read are kept: %s)", err, strings.Join(kept, ", "))
 }

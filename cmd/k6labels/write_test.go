@@ -141,3 +141,31 @@ func TestWriteProfilesPyroscope(t *testing.T) {
 		t.Errorf("written profile holds %.3fs of CPU, want fx1's 23.77s", got)
 	}
 }
+
+// TestWriteProfilesSomeRead: of two profile URLs, one fails; with
+// --write-profiles the one read is kept, and the error says where.
+func TestWriteProfilesSomeRead(t *testing.T) {
+	served, err := os.ReadFile(filepath.Join(fixture.Dir(t), "local", "fx4.cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(served) }))
+	defer ok.Close()
+	prefix := filepath.Join(t.TempDir(), "cpu")
+	code, _, stderr := runCLI(t, "report", "--write-profiles", prefix, ok.URL+"/debug/pprof/profile", fixture.ClosedURL(t)+"/debug/pprof/profile")
+	if code != exitError || !strings.Contains(stderr, "connection refused") || !strings.Contains(stderr, "the profiles that were read are kept: "+prefix+".1.pb.gz") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(prefix + ".1.pb.gz")
+	if err != nil {
+		t.Fatalf("the profile read was not kept: %v", err)
+	}
+	got, err := profile.ParseData(b)
+	want, _ := profile.ParseData(served)
+	if err != nil || len(got.Sample) != len(want.Sample) || got.TimeNanos != want.TimeNanos {
+		t.Errorf("kept profile: %v, not the one served", err)
+	}
+	if _, err := os.Stat(prefix + ".2.pb.gz"); err == nil {
+		t.Error("a file was written for the profile that could not be read")
+	}
+}
