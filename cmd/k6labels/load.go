@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -67,10 +68,17 @@ func reportPaths(prefix string, n int) []string {
 	return out
 }
 
-// k6Flush is how long after a profile read during which the k6 results
-// file was written the command waits for k6 to flush it (k6 writes its json
-// and csv outputs at least once a second).
-var k6Flush = 2 * time.Second
+// waitK6Flush waits, after a profile read during which the k6 results file
+// was written, for k6 to flush the requests of the profile's last second (k6
+// writes its json and csv outputs at least once a second); tests replace it.
+var waitK6Flush = func(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * time.Second):
+		return nil
+	}
+}
 
 // side is what one run is read from.
 type side struct {
@@ -133,7 +141,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	readStart := time.Now()
 	ps, err := c.readProfiles(ctx, s.profiles)
 	if err != nil {
-		return nil, err
+		return nil, c.saveSome(s.save, ps, err)
 	}
 	fromURL := ""
 	for _, p := range s.profiles {
@@ -155,14 +163,14 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 // the report.
 func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readStart time.Time, fromURL bool, opts report.Options) (*report.Report, error) {
 	span, _ := report.ProfileSpan(ps...)
-	if fi, err := os.Stat(s.k6); err == nil && fromURL && fi.ModTime().After(readStart) {
+	// (File times may be whole seconds: a file written in the second the
+	// read began counts as written during it.)
+	if fi, err := os.Stat(s.k6); err == nil && fromURL && !fi.ModTime().Before(readStart.Truncate(time.Second)) {
 		// k6 wrote its results while the profile was read: it is running,
 		// and the requests of the profile's last second may not be in the
 		// file yet.
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(k6Flush):
+		if err := waitK6Flush(ctx); err != nil {
+			return nil, err
 		}
 	}
 	if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
@@ -225,4 +233,27 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 		fmt.Fprintf(w, "k6labels: profiles written to %s\n", strings.Join(paths, ", "))
 	}
 	return nil
+}
+
+// saveSome writes, when one of several profiles could not be read, those
+// that were, each to its own path (report's PREFIX.N.pb.gz), and returns
+// err saying so.
+func (c *common) saveSome(paths []string, ps []*profile.Profile, err error) error {
+	if len(paths) != len(ps) || len(ps) < 2 {
+		return err
+	}
+	var kept []string
+	for i, p := range ps {
+		if p == nil {
+			continue
+		}
+		if werr := report.WriteProfile(paths[i], p, c.force); werr != nil {
+			return errors.Join(err, werr)
+		}
+		kept = append(kept, paths[i])
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\n(the profiles that were read are kept: %s)", err, strings.Join(kept, ", "))
 }

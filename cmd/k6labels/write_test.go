@@ -114,3 +114,58 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf(`after "--", "--by" is not read as a profile: exit %d: %s`, code, stderr)
 	}
 }
+
+// TestWriteProfilesPyroscope: with --pyroscope, report --write-profiles
+// writes the run's merged profile as the recorded server returned it: fx1's
+// CPU (23.77 s, the fixtures README).
+func TestWriteProfilesPyroscope(t *testing.T) {
+	srv, _, fx := pyrServer(t)
+	prefix := filepath.Join(t.TempDir(), "fx1")
+	code, _, errOut := pyrRun(t, pyrArgs("report", srv.URL, "--k6", filepath.Join(fx, "k6", "run-fx1.json.gz"), "--run-id", "fx1", "--by", "run", "--write-profiles", prefix)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(prefix + ".pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu int64
+	for _, s := range p.Sample {
+		cpu += s.Value[0]
+	}
+	if got := float64(cpu) / 1e9; !pyrClose(float64(int64(got*100+0.5))/100, 23.77) {
+		t.Errorf("written profile holds %.3fs of CPU, want fx1's 23.77s", got)
+	}
+}
+
+// TestWriteProfilesSomeRead: of two profile URLs, one fails; with
+// --write-profiles the one read is kept, and the error says where.
+func TestWriteProfilesSomeRead(t *testing.T) {
+	served, err := os.ReadFile(filepath.Join(fixture.Dir(t), "local", "fx4.cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(served) }))
+	defer ok.Close()
+	prefix := filepath.Join(t.TempDir(), "cpu")
+	code, _, stderr := runCLI(t, "report", "--write-profiles", prefix, ok.URL+"/debug/pprof/profile", fixture.ClosedURL(t)+"/debug/pprof/profile")
+	if code != exitError || !strings.Contains(stderr, "connection refused") || !strings.Contains(stderr, "the profiles that were read are kept: "+prefix+".1.pb.gz") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(prefix + ".1.pb.gz")
+	if err != nil {
+		t.Fatalf("the profile read was not kept: %v", err)
+	}
+	got, err := profile.ParseData(b)
+	want, _ := profile.ParseData(served)
+	if err != nil || len(got.Sample) != len(want.Sample) || got.TimeNanos != want.TimeNanos {
+		t.Errorf("kept profile: %v, not the one served", err)
+	}
+	if _, err := os.Stat(prefix + ".2.pb.gz"); err == nil {
+		t.Error("a file was written for the profile that could not be read")
+	}
+}
