@@ -87,6 +87,15 @@ func TestDiffSeveralRuns(t *testing.T) {
 			t.Errorf("%s: %s", r.Key, r.Verdict)
 		}
 	}
+	// Two runs per side cannot reach the level: inconclusive, with the runs
+	// per side that would do.
+	two := []string{"diff", "--by", "name", "--fail-above", "10%", "--write-profiles", ""}
+	two = append(two, runs("--base-k6", "--base-profile", cpu, 2)...)
+	two = append(two, runs("--k6", "--profile", cpu, 2)...)
+	code, _, stderr = runCLI(t, two...)
+	if code != exitInconclusive || !strings.Contains(stderr, "k6_name=/car cannot be tested with so few runs; about 5 runs per side would make it testable (2 and 2 now)") {
+		t.Errorf("2 runs per side: exit %d, want %d; stderr: %s", code, exitInconclusive, stderr)
+	}
 	code, _, stderr = runCLI(t, "diff", "--base-k6", k6, "--base-k6", k6, "--base-profile", cpu, "--k6", k6, "--profile", cpu)
 	if code != exitUsage || !strings.Contains(stderr, "2 k6 results files for the base run but 1 profiles: with several runs per side, give one profile per k6 file, in the same order") {
 		t.Errorf("k6 files without profiles: exit %d; stderr: %s", code, stderr)

@@ -47,7 +47,11 @@ func inconclusive(d *report.Diff, threshold float64, failAbove string) error {
 			why = append(why, fmt.Sprintf("and %d more rows", len(rows)-5))
 			break
 		}
-		why = append(why, fmt.Sprintf("%s=%s sees %s at best; %s", strings.Join(r.By, ","), r.Key, report.Change(r.Detectable), d.TestableAfter(&r)))
+		seen := "sees " + report.Change(r.Detectable) + " at best"
+		if math.IsInf(r.Detectable, 1) {
+			seen = "cannot be tested with so few runs"
+		}
+		why = append(why, fmt.Sprintf("%s=%s %s; %s", strings.Join(r.By, ","), r.Key, seen, d.TestableAfter(&r)))
 	}
 	if len(why) == 0 {
 		return nil

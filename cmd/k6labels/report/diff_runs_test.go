@@ -191,3 +191,33 @@ func TestDiffMixChange(t *testing.T) {
 		t.Errorf("/item with b 3× costlier, the same mix: %s (mix %s), want worse", r.Verdict, Change(r.Mix))
 	}
 }
+
+// TestDiffMedianLeavesRowOut: with --normalize median over 5 routes, a
+// route changed by +8% (within 3 standard errors of the others' median, so
+// near-median weights would take it in) is divided by a factor made of the
+// other routes only: it reads +8%, not less.
+func TestDiffMedianLeavesRowOut(t *testing.T) {
+	rows := func(f float64) []demoRow {
+		return []demoRow{
+			{"s", "http://h:1/heavy", 10000, 10000 * f},
+			{"s", "http://h:1/a", 1000, 500},
+			{"s", "http://h:1/b", 1000, 500},
+			{"s", "http://h:1/c", 1000, 500},
+			{"s", "http://h:1/d", 1000, 500},
+		}
+	}
+	d, err := NewDiff(sim{rows: rows(1)}.drawExact(), sim{rows: rows(1.08)}.drawExact(), DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Normalize != "median" {
+		t.Fatalf("normalize %q, want median", d.Normalize)
+	}
+	for _, dr := range d.Rows {
+		if slices.Equal(dr.By, ByName) && dr.Key == "/heavy" {
+			if math.Abs(dr.Normalized-0.08) > 0.001 {
+				t.Errorf("/heavy: normalized %s (factor %.4f), want +8.0%%", Change(dr.Normalized), dr.Speed)
+			}
+		}
+	}
+}
