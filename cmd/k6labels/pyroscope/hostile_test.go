@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -243,5 +244,33 @@ func TestParseBytes(t *testing.T) {
 		if _, err := pyroscope.ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
 		}
+	}
+}
+
+// TestImplausibleSeries: SelectSeries points that no CPU series holds
+// (negative, or summing past 2^62 ns) are refused, not summed into a report.
+func TestImplausibleSeries(t *testing.T) {
+	for name, points := range map[string]string{
+		"negative": `{"value":-1e9,"timestamp":"1796234400000"}`,
+		"huge":     `{"value":1e300,"timestamp":"1796234400000"}`,
+		"overflow": `{"value":3e18,"timestamp":"1796234400000"},{"value":3e18,"timestamp":"1796234415000"}`,
+	} {
+		url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"series":[{"labels":[{"name":"k6_test_run_id","value":"fx1"}],"points":[`+points+`]}]}`)
+		})
+		_, err := newClient(t, url).SelectSeries(context.Background(), q(sel()), []string{"k6_test_run_id"}, 15*time.Second)
+		if !errors.Is(err, pyroscope.ErrBadAnswer) {
+			t.Errorf("%s: %v, want ErrBadAnswer", name, err)
+		}
+	}
+	// A real answer's values pass.
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"series":[{"labels":[{"name":"k6_test_run_id","value":"fx1"}],"points":[{"value":2.377e10,"timestamp":"1796234400000"}]}]}`)
+	})
+	ss, err := newClient(t, url).SelectSeries(context.Background(), q(sel()), []string{"k6_test_run_id"}, 15*time.Second)
+	if err != nil || len(ss) != 1 || ss[0].Points[0].Value != 2.377e10 {
+		t.Errorf("a real answer: %v, %v", ss, err)
 	}
 }

@@ -481,6 +481,13 @@ type Point struct {
 	Value float64   // in the profile type's unit (nanoseconds of CPU)
 }
 
+// maxSeriesSum bounds the sum of the points of one SelectSeries answer.
+const maxSeriesSum = 1 << 62
+
+// ErrBadAnswer is wrapped by the errors for answers whose values no
+// Pyroscope server sends (negative or overflowing CPU).
+var ErrBadAnswer = errors.New("pyroscope: implausible answer")
+
 // Series is one time series of SelectSeries.
 type Series struct {
 	// Labels are the group_by labels the series has; a series of the
@@ -526,9 +533,16 @@ func (c *Client) SelectSeries(ctx context.Context, q Query, groupBy []string, st
 		return nil, err
 	}
 	out := make([]Series, 0, len(resp.Series))
+	var total float64
 	for _, s := range resp.Series {
 		ser := Series{Labels: pairs(s.Labels)}
 		for _, p := range s.Points {
+			// CPU nanoseconds: never negative, and summed below 2^62
+			// (146 years), so that every sum the command makes fits int64.
+			total += p.Value
+			if !(p.Value >= 0) || !(total < maxSeriesSum) {
+				return nil, fmt.Errorf("%w: SelectSeries: a point of %g (or a sum past 2^62 ns): no CPU time; is %s a Pyroscope server?", ErrBadAnswer, p.Value, c.URL())
+			}
 			ser.Points = append(ser.Points, Point{Time: time.UnixMilli(int64(p.Timestamp)), Value: p.Value})
 		}
 		out = append(out, ser)

@@ -266,6 +266,9 @@ func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profil
 			return nil, err
 		}
 	}
+	if err := CheckValues(p); err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
 	name(p, s.url, q)
 	return p, nil
 }
