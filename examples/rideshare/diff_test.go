@@ -90,7 +90,7 @@ func flagged(d *report.Diff) []string {
 func TestDiffRealPair(t *testing.T) {
 	base := pairRun(t, newService(), "base")
 	same := pairRun(t, newService(), "same")
-	costlier := pairRun(t, newCostlierService(costlierRoute, costlierUnits), "costlier")
+	costlier := pairRun(t, newCostlierService(costlierUnits), "costlier")
 
 	d, err := report.NewDiff(base, same, report.DiffOptions{})
 	if err != nil {

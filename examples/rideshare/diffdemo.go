@@ -26,12 +26,12 @@ const (
 )
 
 // newCostlierService returns the instrumented service with extra units of
-// work on the route at path: the "new build" of the diff demo. The extra
+// work on costlierRoute: the "new build" of the diff demo. The extra
 // work runs inside the middleware, so it carries the request's labels.
-func newCostlierService(path string, extra int) http.Handler {
+func newCostlierService(extra int) http.Handler {
 	mux := newMux()
 	return k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == path {
+		if r.URL.Path == costlierRoute {
 			// The result goes out, so the extra search is work that counts.
 			w.Header().Set("X-Extra-Search", strconv.FormatUint(findNearestVehicle(extra, 1), 16))
 		}
@@ -81,7 +81,7 @@ func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "Run 2 (after):")
-	after, err := profiledRun(ctx, o, w, newCostlierService(costlierRoute, costlierUnits), o.testRunID+"-after")
+	after, err := profiledRun(ctx, o, w, newCostlierService(costlierUnits), o.testRunID+"-after")
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,7 @@ func printPushStatus(w io.Writer, push *pusher, o *options) {
 func runServe(ctx context.Context, o *options, w io.Writer) (err error) {
 	mux := http.NewServeMux()
 	if o.carExtra > 0 {
-		mux.Handle("/", newCostlierService(costlierRoute, o.carExtra))
+		mux.Handle("/", newCostlierService(o.carExtra))
 	} else {
 		mux.Handle("/", newService())
 	}

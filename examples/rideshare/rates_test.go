@@ -25,7 +25,7 @@ func TestDiffRates(t *testing.T) {
 	for i := range n {
 		base := pairRun(t, newService(), fmt.Sprintf("base-%d", i))
 		same := pairRun(t, newService(), fmt.Sprintf("same-%d", i))
-		car := pairRun(t, newCostlierService(costlierRoute, costlierUnits), fmt.Sprintf("car-%d", i))
+		car := pairRun(t, newCostlierService(costlierUnits), fmt.Sprintf("car-%d", i))
 		for _, c := range []struct {
 			after *report.Report
 			tally *struct{ flagged, inconclusive, uniform, carWorse, carUnsure, other int }
