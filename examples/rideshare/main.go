@@ -11,6 +11,10 @@
 //	go run ./examples/rideshare -serve ADDR        # only the service, for a real k6 run
 //	go run ./examples/rideshare -target URL        # only the load, against a running service
 //	go run ./examples/rideshare -diff              # two runs, the second with /car costlier, and the verdict
+//
+// docs/guide.md walks the flow with a real k6 in mind: -serve ADDR
+// -cpuprofile FILE (-car-extra N for a costlier /car), then -target URL
+// -requests N -k6-out FILE for the load and its k6 --out json results.
 package main
 
 import (
