@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 )
 
@@ -21,30 +18,7 @@ func TestDiffSeveralRuns(t *testing.T) {
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	k6 := fx4Requests(t, dir)
-	b, err := os.ReadFile(cpu)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.ParseData(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range p.Sample {
-		if slices.Contains(s.Label["k6_name"], "http://127.0.0.1:18080/car") {
-			for i := range s.Value {
-				s.Value[i] = s.Value[i] * 13 / 10
-			}
-		}
-	}
-	costlier := filepath.Join(dir, "costlier.pb.gz")
-	f, err := os.Create(costlier)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	costlier := carCostlier(t, cpu, dir)
 	runs := func(flagK6, flagProfile, profile string, n int) []string {
 		var args []string
 		for range n {

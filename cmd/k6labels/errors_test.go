@@ -223,14 +223,10 @@ func fx4Requests(t *testing.T, dir string) string {
 	return writeGz(t, dir, "fx4-requests.json.gz", b.String())
 }
 
-// TestDiffGate: --fail-above exits 3 and names the row when one route of a
-// real profile is made 30% costlier, exits 0 for the same profile twice,
-// and writes the merged profiles with the pprof command to look at them.
-func TestDiffGate(t *testing.T) {
-	fx := fixture.Dir(t)
-	dir := t.TempDir()
-	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
-	k6 := fx4Requests(t, dir)
+// carCostlier writes to dir the profile at cpu with /car's samples made
+// 30% costlier, and returns its path.
+func carCostlier(t *testing.T, cpu, dir string) string {
+	t.Helper()
 	b, err := os.ReadFile(cpu)
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +251,18 @@ func TestDiffGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return costlier
+}
+
+// TestDiffGate: --fail-above exits 3 and names the row when one route of a
+// real profile is made 30% costlier, exits 0 for the same profile twice,
+// and writes the merged profiles with the pprof command to look at them.
+func TestDiffGate(t *testing.T) {
+	fx := fixture.Dir(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
+	k6 := fx4Requests(t, dir)
+	costlier := carCostlier(t, cpu, dir)
 	prefix := filepath.Join(dir, "out")
 
 	code, out, stderr := runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", costlier, "--k6", k6,

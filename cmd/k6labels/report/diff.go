@@ -719,17 +719,10 @@ func (d *Diff) test() {
 			// 2% over: the counts' +½ does not shrink with the length.
 			dr.Longer = max(1, 1.02*as[j]/(target-bs[j]))
 		}
-		switch {
-		case rej && d.mixExplains(tested[j], ls[j], as[j]+bs[j], level):
+		if rej && d.mixExplains(tested[j], ls[j], as[j]+bs[j], level) {
 			dr.Verdict = MixChange
-		case rej && ls[j] > 0:
-			dr.Verdict = Worse
-		case rej:
-			dr.Verdict = Better
-		case dr.Detectable > d.Detect:
-			dr.Verdict = Inconclusive
-		default:
-			dr.Verdict = Same
+		} else {
+			dr.Verdict = verdict(rej, ls[j] > 0, dr.Detectable, d.Detect)
 		}
 	}
 	d.uniformNote()
@@ -965,4 +958,19 @@ func (d *Diff) mixExplains(i int, l, v, level float64) bool {
 		return false
 	}
 	return math.Abs(l-mix)/math.Sqrt(v) < normalQuantile(1-level/2)
+}
+
+// verdict is a tested row's verdict: worse or better when the test
+// rejected (up: the change is a growth), else inconclusive when the
+// smallest change it would see exceeds detect, else same.
+func verdict(rejected, up bool, detectable, detect float64) string {
+	switch {
+	case rejected && up:
+		return Worse
+	case rejected:
+		return Better
+	case detectable > detect:
+		return Inconclusive
+	}
+	return Same
 }

@@ -171,16 +171,7 @@ func (d *Diff) rankTest(before, after []*Report) {
 		}
 		dr.RunsNeeded = runsNeeded(c.spread, level, d.Detect)
 		dr.Longer = math.NaN()
-		switch {
-		case rej && c.l > 0:
-			dr.Verdict = Worse
-		case rej:
-			dr.Verdict = Better
-		case dr.Detectable > d.Detect:
-			dr.Verdict = Inconclusive
-		default:
-			dr.Verdict = Same
-		}
+		dr.Verdict = verdict(rej, c.l > 0, dr.Detectable, d.Detect)
 	}
 	for i := range d.Rows {
 		d.Rows[i].Grew = nil
