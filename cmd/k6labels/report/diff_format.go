@@ -46,6 +46,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 			100*d.RunSpread, 100*d.Alpha, d.Tested)
 	}
 	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", Change(d.Detect))
+	itemf(w, f, "The 95%% interval is each row's own, not adjusted for the %d rows tested as the verdict is: a row whose interval excludes 0 can still be within noise.", d.Tested)
 	fmt.Fprintln(w)
 	var groups []Grouping
 	for _, dr := range d.Rows {
