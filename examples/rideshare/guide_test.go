@@ -159,9 +159,13 @@ func TestGuide(t *testing.T) {
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
-	for pkg, name := range map[string]string{".": "rideshare", "github.com/k6labels/k6labels/cmd/k6labels": "k6labels"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	// Each is built in its own module's folder, so that with GOWORK=off
+	// the command's dependencies come from its own go.sum.
+	for src, name := range map[string]string{".": "rideshare", filepath.Join("..", "..", "cmd", "k6labels"): "k6labels"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, name), ".")
+		build.Dir = src
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build in %s: %v\n%s", src, err, out)
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
