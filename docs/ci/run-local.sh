@@ -77,6 +77,7 @@ set -e
 case $code in
 0) echo "diff: no regression (exit 0)" ;;
 3) echo "diff: a regression beyond --fail-above (exit 3): CI fails the job after keeping the artifacts" ;;
+4) echo "diff: could not tell (exit 4): CI warns and does not fail the job" ;;
 *) fail "k6labels diff failed with exit status $code" ;;
 esac
 k6labels diff --base-profile "$work/baseline/cpu.pprof" --base-k6 "$work/baseline/run.json" \
