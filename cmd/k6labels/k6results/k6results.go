@@ -60,7 +60,7 @@ type Results struct {
 	from, to time.Time // the window of Options; zero: none
 
 	// Latency is k6's http_req_duration and http_req_waiting per scenario
-	// and normalized name, read by [ReadLatency] only (nil otherwise).
+	// and normalized name, kept when [Options].Latency is set (nil otherwise).
 	Latency     map[Key]*Latency
 	keepLatency bool
 }

@@ -1,17 +1,6 @@
 package k6results
 
-import (
-	"context"
-	"time"
-)
-
-// ReadFileIn reads k6 results from path as [ReadFile] does, but counts only
-// the http_reqs whose time is in [from, to]; the others are in
-// [Results.Outside]. A zero from and to count all. When every request is
-// outside, it returns the results with Total 0 and no error.
-func ReadFileIn(path string, from, to time.Time) (*Results, error) {
-	return ReadFileWith(context.Background(), path, Options{From: from, To: to})
-}
+import "time"
 
 // inWindow records t in AllStart/AllEnd and tells whether it is in the
 // window; if not, it counts the n requests as Outside.

@@ -44,13 +44,6 @@ func URLTimeout(u *url.URL, margin time.Duration) time.Duration {
 	return time.Duration(secs*float64(time.Second)) + margin
 }
 
-// ReadProfile reads a pprof CPU profile from a file or from an http(s) URL
-// such as http://host:port/debug/pprof/profile?seconds=30, with the default
-// [ReadOptions]; see [ReadProfileWith].
-func ReadProfile(ctx context.Context, hc *http.Client, where string) (*profile.Profile, error) {
-	return ReadProfileWith(ctx, hc, where, ReadOptions{})
-}
-
 // ReadProfileWith reads a pprof CPU profile from a file or an http(s) URL
 // (given [URLTimeout]), decompressing it within o.MaxBytes, and stops when ctx
 // is done. It returns an error wrapping [ErrNotCPU] for another kind of
