@@ -63,9 +63,9 @@ func TestSignalStops(t *testing.T) {
 	t.Cleanup(trickle.Close)
 
 	// fifo returns a fifo in dir and starts a writer that opens it once the
-	// command does, signals reading, writes the start of a gzip stream and
-	// holds it open.
-	fifo := func(name string) string {
+	// command does, signals reading, writes head (the start of a gzip
+	// stream or of an execution trace) and holds it open.
+	fifo := func(name string, head []byte) string {
 		path := filepath.Join(dir, name)
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
@@ -76,7 +76,7 @@ func TestSignalStops(t *testing.T) {
 				return
 			}
 			defer f.Close()
-			f.Write(gzipHead)
+			f.Write(head)
 			reading <- struct{}{}
 			<-done
 		}()
@@ -87,8 +87,9 @@ func TestSignalStops(t *testing.T) {
 		name string
 		args func() []string
 	}{
-		{"profile fifo", func() []string { return []string{"report", fifo("cpu.fifo")} }},
-		{"k6 fifo", func() []string { return []string{"report", "--k6", fifo("run.fifo"), cpu} }},
+		{"profile fifo", func() []string { return []string{"report", fifo("cpu.fifo", gzipHead)} }},
+		{"k6 fifo", func() []string { return []string{"report", "--k6", fifo("run.fifo", gzipHead), cpu} }},
+		{"trace fifo", func() []string { return []string{"report", "--trace", fifo("trace.fifo", []byte("go 1."))} }},
 		{"profile URL", func() []string { return []string{"report", trickle.URL + "/debug/pprof/profile?seconds=600"} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,13 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/trace"
@@ -100,7 +100,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 func (c *common) readTrace(ctx context.Context, where string) (*trace.Trace, error) {
 	u, err := url.Parse(where)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		f, err := os.Open(where)
+		f, err := bounded.Open(ctx, where) // a signal stops a read from a fifo, as for profiles
 		if err != nil {
 			return nil, fmt.Errorf("reading trace: %w (give an execution trace file or a /debug/pprof/trace?seconds=N URL)", err)
 		}
