@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/k6labels/k6labels/internal/w3c"
 )
 
 // A line and its form without queries make the same labels, skip the same
@@ -57,7 +59,7 @@ func FuzzURLTail(f *testing.F) {
 			mark = "#"
 		}
 		long := line + mark + tail
-		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[lastComma(line)+1:]) {
+		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[strings.LastIndexByte(line, ',')+1:]) {
 			return
 		}
 		want := sameLabels(t, long, line)
@@ -78,7 +80,7 @@ func FuzzURLTail(f *testing.F) {
 // same members and are cut by the same limits; it returns a's labels.
 func sameLabels(t *testing.T, a, b string) []label {
 	t.Helper()
-	var arenaA, arenaB arena
+	var arenaA, arenaB w3c.Arena
 	listA, skipA, cutA := collect([]string{a}, &defaultConfig, &arenaA)
 	listB, skipB, cutB := collect([]string{b}, &defaultConfig, &arenaB)
 	la, lb := listA.l[:listA.n], listB.l[:listB.n]
@@ -186,22 +188,26 @@ func isValidBaggage(s string) bool {
 	}
 	for _, m := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(m, "=")
-		if !ok || !isToken(k) {
+		if !ok || !w3c.IsKey(k) {
 			return false
 		}
 		for i := 0; i < len(v); i++ {
 			c := v[i]
 			switch {
 			case c == '%':
-				if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+				if i+2 >= len(v) || !isHexDigit(v[i+1]) || !isHexDigit(v[i+2]) {
 					return false
 				}
-			case needsEscape(c):
+			case w3c.NeedsEscape(c):
 				return false
 			}
 		}
 	}
 	return true
+}
+
+func isHexDigit(c byte) bool {
+	return strings.IndexByte("0123456789abcdefABCDEF", c) >= 0
 }
 
 // Whatever the options and the input, Baggage is valid W3C baggage within

@@ -1,6 +1,10 @@
 package k6labels
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/k6labels/k6labels/internal/w3c"
+)
 
 // The per-request label cap ([WithMaxLabels]) is one rule, applied here for
 // every adapter: the net/http handler, the gRPC interceptors, fasthttp and
@@ -123,7 +127,7 @@ func cmpNames(a, b string) int {
 	}
 	a, b = a[len("k6."):], b[len("k6."):]
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if x, y := nameChar(a[i]), nameChar(b[i]); x != y {
+		if x, y := w3c.NameChar(a[i]), w3c.NameChar(b[i]); x != y {
 			if x < y {
 				return -1
 			}
@@ -137,14 +141,6 @@ func cmpNames(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// nameChar is the byte of a label name that key byte c makes.
-func nameChar(c byte) byte {
-	if grammar[c]&nameByte == 0 {
-		return '_'
-	}
-	return c
 }
 
 // sameName reports whether baggage keys a and b are the same key: equal,

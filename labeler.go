@@ -5,6 +5,8 @@ import (
 	"runtime/pprof"
 	"strings"
 	"unsafe"
+
+	"github.com/k6labels/k6labels/internal/w3c"
 )
 
 // A Labeler turns the k6 members of a baggage list into pprof labels. It is
@@ -95,7 +97,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 		}
 	}
 	if e == nil {
-		var a arena // here, so that only a miss pays for zeroing it
+		var a w3c.Arena // here, so that only a miss pays for zeroing it
 		list, skipped, truncated := collect(baggage, cfg, &a)
 		var set *labelSet
 		var dropped int
@@ -115,7 +117,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 			return nil, parent
 		}
 		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
-		local.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[lastComma(key)+1:])
+		local.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[w3c.LastComma(key)+1:])
 		e = &local // on the stack unless cached
 		if key != "" {
 			cached := local
@@ -219,7 +221,7 @@ func withoutQueries(line string, buf []byte) (string, bool) {
 		}
 		q += at
 		// The member holding the mark, between the ','s around it.
-		start := at + lastComma(line[at:q]) + 1
+		start := at + w3c.LastComma(line[at:q]) + 1
 		end := len(line)
 		if j := strings.IndexByte(line[q:], ','); j >= 0 {
 			end = q + j
@@ -245,28 +247,19 @@ func withoutQueries(line string, buf []byte) (string, bool) {
 // there, so that m and m with a query string make the same label.
 func endsInURLName(m string) bool {
 	const key = "k6.name"
-	k := skipOWS(m, 0)
+	k := w3c.SkipOWS(m, 0)
 	if !strings.HasPrefix(m[k:], key) {
 		return false
 	}
-	eq := skipOWS(m, k+len(key))
+	eq := w3c.SkipOWS(m, k+len(key))
 	if eq == len(m) || m[eq] != '=' {
 		return false
 	}
 	// The value, without its spaces: a URL of itself, with no property
 	// (the mark would be in the property), that ends as it would read
 	// when trimmed.
-	v := m[skipOWS(m, eq+1):]
+	v := m[w3c.SkipOWS(m, eq+1):]
 	return looksLikeURL(v) && strings.IndexByte(v, ';') < 0 && v[len(v)-1] != ' ' && v[len(v)-1] != '\t'
-}
-
-// skipOWS returns the index of the first byte of s from i on that is not
-// OWS (a space or a tab), or len(s).
-func skipOWS(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return i
 }
 
 // collect returns the k6 labels of baggage, sorted by name, with the
@@ -276,13 +269,13 @@ func skipOWS(s string, i int) int {
 // capped: k6's three members always keep their place. Values are decoded
 // only once the cap is decided, so duplicates and capped members cost no
 // decoding.
-func collect(baggage []string, cfg *config, a *arena) (labels labelList, skipped int, truncated bool) {
+func collect(baggage []string, cfg *config, a *w3c.Arena) (labels labelList, skipped int, truncated bool) {
 	// labels and kept are indexed as arrays, never through a slice, so that
 	// the strings in them (and a) stay on the stack.
-	sc := newScanner(baggage)
+	sc := w3c.NewScanner(baggage, MaxBaggageBytes, MaxBaggageMembers)
 	var kept capped
 	for {
-		key, raw, ok, more := sc.next()
+		key, raw, ok, more := sc.Next()
 		if !more {
 			break
 		}
@@ -311,7 +304,7 @@ func collect(baggage []string, cfg *config, a *arena) (labels labelList, skipped
 		}
 	}
 	labels.n = n
-	return labels, skipped, sc.truncated
+	return labels, skipped, sc.Truncated()
 }
 
 // A labelList is the labels of one request, sorted by name, in
@@ -324,13 +317,13 @@ type labelList struct {
 // internName returns name as a string, without allocating for the names k6
 // sends. Other names are copied into a: the label set built from them copies
 // them again, but this is not the cached path.
-func internName(name []byte, a *arena) string {
+func internName(name []byte, a *w3c.Arena) string {
 	for _, n := range k6Names {
 		if string(name) == n {
 			return n
 		}
 	}
-	return a.string(name)
+	return a.String(name)
 }
 
 // hasLabels reports whether ctx carries pprof labels (an empty set of them
@@ -501,12 +494,12 @@ func LabelValue(key, value string, opts ...Option) string {
 	if i := strings.IndexAny(value, ",;"); i >= 0 {
 		value = value[:i]
 	}
-	value = trimOWS(value)
+	value = w3c.TrimOWS(value)
 	c := newConfig(opts)
 	name, ok := labelName(key, nil)
 	if !ok {
-		return cleanValue(decodeValue(value), c.maxValueBytes)
+		return w3c.CleanValue(w3c.DecodeValue(value), c.maxValueBytes)
 	}
-	var a arena
+	var a w3c.Arena
 	return strings.Clone(labelValue(string(name), value, c.maxValueBytes, c.keepQuery, &a))
 }

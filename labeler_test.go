@@ -2,7 +2,6 @@ package k6labels
 
 import (
 	"context"
-	"encoding/binary"
 	"maps"
 	"regexp"
 	"runtime/pprof"
@@ -417,19 +416,5 @@ func TestZeroLabelerUsesDefaults(t *testing.T) {
 	var l Labeler
 	if got := contextLabels(&l, "k6.scenario=s, k6.name=/a?id=1"); !maps.Equal(got, map[string]string{"k6_scenario": "s", "k6_name": "/a"}) {
 		t.Errorf("zero Labeler made labels %v", got)
-	}
-}
-
-// nameBytes8 agrees with the byte table on every byte in every position.
-func TestNameBytes8(t *testing.T) {
-	for c := range 256 {
-		want := grammar[c]&nameByte != 0
-		for pos := range 8 {
-			b := []byte("aZ09_xYz")
-			b[pos] = byte(c)
-			if got := nameBytes8(binary.LittleEndian.Uint64(b)); got != want {
-				t.Errorf("byte %#x at %d: nameBytes8 = %v, want %v", c, pos, got, want)
-			}
-		}
 	}
 }

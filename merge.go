@@ -1,6 +1,10 @@
 package k6labels
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/k6labels/k6labels/internal/w3c"
+)
 
 // MergeBaggage returns a single baggage header value that holds the members
 // of existing (the baggage header lines, or gRPC metadata values, an outgoing
@@ -118,10 +122,10 @@ func eachMember(lines []string, f func(key, member string)) {
 			if !more && cutShort {
 				return // the member the limit cut
 			}
-			if m = trimOWS(m); m == "" {
+			if m = w3c.TrimOWS(m); m == "" {
 				continue
 			}
-			if key, ok := memberKey(m); ok {
+			if key, ok := w3c.MemberKey(m); ok {
 				f(key, m)
 			}
 		}
@@ -141,7 +145,7 @@ func validList(s string) bool {
 		if i == MaxBaggageMembers {
 			return false
 		}
-		if _, ok := memberKey(trimOWS(m)); !ok {
+		if _, ok := w3c.MemberKey(w3c.TrimOWS(m)); !ok {
 			return false
 		}
 	}

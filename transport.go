@@ -26,11 +26,14 @@ import (
 // pprof labels cleared, so that connection goroutines it starts are not
 // labelled with one request's labels for the connection's life.
 func NewTransport(base http.RoundTripper) http.RoundTripper {
-	return &transport{base: base}
+	return &transport{base: base, propagate: true}
 }
 
+// transport is both wrappers: it runs base's RoundTrip unlabelled and, if
+// propagate is set, sends the context's k6 members on first.
 type transport struct {
-	base http.RoundTripper
+	base      http.RoundTripper
+	propagate bool
 }
 
 func (t *transport) next() http.RoundTripper {
@@ -42,6 +45,9 @@ func (t *transport) next() http.RoundTripper {
 
 // RoundTrip implements [http.RoundTripper].
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.propagate {
+		return roundTripUnlabelled(t.next(), req)
+	}
 	add := Baggage(req.Context())
 	if add == "" {
 		return roundTripUnlabelled(t.next(), req)
@@ -91,31 +97,7 @@ func (t *transport) CloseIdleConnections() {
 // loops, HTTP/2 request writers) start unlabelled; reading the response
 // body afterwards runs labelled. [NewTransport] already does this.
 func UnlabelledTransport(base http.RoundTripper) http.RoundTripper {
-	return &unlabelled{base: base}
-}
-
-type unlabelled struct {
-	base http.RoundTripper
-}
-
-func (u *unlabelled) next() http.RoundTripper {
-	if u.base == nil {
-		return http.DefaultTransport
-	}
-	return u.base
-}
-
-// RoundTrip implements [http.RoundTripper].
-func (u *unlabelled) RoundTrip(req *http.Request) (*http.Response, error) {
-	return roundTripUnlabelled(u.next(), req)
-}
-
-// CloseIdleConnections closes the idle connections of the wrapped transport,
-// if it has that method.
-func (u *unlabelled) CloseIdleConnections() {
-	if c, ok := u.next().(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
+	return &transport{base: base}
 }
 
 // roundTripUnlabelled calls rt.RoundTrip(req) with the goroutine's labels

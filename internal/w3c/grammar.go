@@ -1,4 +1,4 @@
-package k6labels
+package w3c
 
 import "strings"
 
@@ -20,16 +20,18 @@ const (
 	nameByte                 // of a pprof label name Pyroscope accepts: [a-zA-Z0-9_]
 )
 
+// tchars are the RFC 7230 tchar bytes that are neither digits nor letters.
+const tchars = "!#$%&'*+-.^_`|~"
+
 var grammar = func() (t [256]uint8) {
-	for c := 0; c < 256; c++ {
+	for c := range 256 {
 		switch {
 		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
 			t[c] |= tokenChar | nameByte
 		case c == '_':
 			t[c] |= nameByte
 		}
-		switch c {
-		case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+		if strings.IndexByte(tchars, byte(c)) >= 0 {
 			t[c] |= tokenChar
 		}
 		// %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E
@@ -41,8 +43,8 @@ var grammar = func() (t [256]uint8) {
 	return t
 }()
 
-// isBaggageKey reports whether s is a key: a non-empty RFC 7230 token.
-func isBaggageKey(s string) bool {
+// IsKey reports whether s is a key: a non-empty RFC 7230 token.
+func IsKey(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if grammar[s[i]]&tokenChar == 0 {
 			return false
@@ -51,9 +53,9 @@ func isBaggageKey(s string) bool {
 	return s != ""
 }
 
-// isBaggageValue reports whether s is a value: baggage-octets only, every
-// "%" followed by two hex digits.
-func isBaggageValue(s string) bool {
+// IsValue reports whether s is a value: baggage-octets only, every "%"
+// followed by two hex digits.
+func IsValue(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if grammar[c]&baggageOctet == 0 {
@@ -69,22 +71,59 @@ func isBaggageValue(s string) bool {
 	return true
 }
 
-// memberKey returns the key of list-member m (OWS already trimmed around
+// MemberKey returns the key of list-member m (OWS already trimmed around
 // it) and whether m, properties included, follows the grammar above.
-func memberKey(m string) (key string, ok bool) {
+func MemberKey(m string) (key string, ok bool) {
 	kv, props, hasProps := strings.Cut(m, ";")
 	k, v, hasEq := strings.Cut(kv, "=")
-	key = trimOWS(k)
-	if !hasEq || !isBaggageKey(key) || !isBaggageValue(trimOWS(v)) {
+	key = TrimOWS(k)
+	if !hasEq || !IsKey(key) || !IsValue(TrimOWS(v)) {
 		return "", false
 	}
 	for hasProps {
 		var p string
 		p, props, hasProps = strings.Cut(props, ";")
 		pk, pv, hasValue := strings.Cut(p, "=")
-		if !isBaggageKey(trimOWS(pk)) || hasValue && !isBaggageValue(trimOWS(pv)) {
+		if !IsKey(TrimOWS(pk)) || hasValue && !IsValue(TrimOWS(pv)) {
 			return "", false
 		}
 	}
 	return key, true
+}
+
+// NameChar is the byte of a pprof label name that key byte c makes: c if
+// it is in [a-zA-Z0-9_], else '_'.
+func NameChar(c byte) byte {
+	if grammar[c]&nameByte == 0 {
+		return '_'
+	}
+	return c
+}
+
+// Name rewrites b in place into a label name: every byte outside
+// [a-zA-Z0-9_] becomes '_'.
+func Name(b []byte) {
+	for i, c := range b {
+		b[i] = NameChar(c)
+	}
+}
+
+// NeedsEscape reports whether c must be percent-encoded in a baggage value:
+// it is outside the baggage-octet set, or it is '%' itself.
+func NeedsEscape(c byte) bool {
+	return grammar[c]&baggageOctet == 0 || c == '%'
+}
+
+// AppendEncoded appends s to b percent-encoded as a baggage value.
+func AppendEncoded(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if NeedsEscape(c) {
+			b = append(b, '%', hex[c>>4], hex[c&0xf])
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
 }
