@@ -55,6 +55,22 @@ func newConfig(opts []Option) config {
 	return c
 }
 
+// names reports whether c renames requests: r is the request of the HTTP
+// handler, nil elsewhere. See name.
+func (c *config) names(r *http.Request) bool {
+	return c.nameFunc != nil || c.nameFormatter != nil && r != nil
+}
+
+// name returns the k6_name value that c gives a request that k6 named name:
+// the HTTP handler's [WithNameFormatter] for an HTTP request r, else
+// [WithNameFunc]. Every adapter names requests here.
+func (c *config) name(ctx context.Context, r *http.Request, name string) string {
+	if c.nameFormatter != nil && r != nil {
+		return c.nameFormatter(r, name)
+	}
+	return c.nameFunc(ctx, name)
+}
+
 // reg returns the Registry of c.
 func (c *config) reg() *Registry {
 	if c.registry != nil {
