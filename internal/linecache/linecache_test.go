@@ -51,6 +51,13 @@ func TestSeenOnce(t *testing.T) {
 	if !c.SeenOnce(1, "x=1") {
 		t.Fatal("a line seen once was not seen before")
 	}
+	// Marks of other lines in the sets do not count.
+	marked := newCache()
+	for i := range Slots / 2 {
+		if marked.SeenOnce(1, "y="+strconv.Itoa(i)) {
+			t.Fatalf("line %d, new, was seen before", i)
+		}
+	}
 	// Full sets: marks go nowhere, and entries stay.
 	for i := range 4 * Slots {
 		c.Put(&Entry[int]{Cfg: 1, Line: strconv.Itoa(i), Val: i})
