@@ -65,30 +65,13 @@ func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context
 }
 
 // label is [Labeler.Labels] for every adapter: r is the request of the HTTP
-// handler, nil elsewhere. It returns the labelled context, nil without k6
-// labels; same reports that it is ctx itself, which already carries exactly
-// these labels (a request passing a second handler).
+// handler, nil elsewhere. It runs the stages in order (line cache, or on a
+// miss the parse and the set cache; naming; caps; counters) and returns the
+// labelled context, nil without k6 labels; same reports that it is ctx
+// itself, which already carries exactly these labels (a second handler).
 func (l *Labeler) label(ctx context.Context, baggage []string, r *http.Request) (c *labelledContext, same bool) {
-	s, parent := l.find(ctx, baggage, r)
-	switch {
-	case s == nil:
-		return nil, false
-	case parent.same:
-		return ctx.(*labelledContext), true
-	}
-	c = new(labelledContext)
-	c.init(ctx, s, parent.labels)
-	return c, false
-}
-
-// find returns the label set that baggage comes to, or nil, and counts the
-// request, through the stages in order: line cache, or on a miss the parse
-// (collect) and the set cache; naming (cfg.name); the caps; the counters.
-// parent.same reports that ctx already carries exactly that set (a request
-// passing a second handler), so ctx is to be used as it is.
-func (l *Labeler) find(ctx context.Context, baggage []string, r *http.Request) (s *labelSet, parent parentLabels) {
 	if len(baggage) == 0 {
-		return nil, parent
+		return nil, false
 	}
 	cfg := l.config()
 	reg := cfg.reg()
@@ -99,7 +82,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, r *http.Request) (
 		e, key, owned = cachedLine(reg, cfg, baggage[0])
 		if e != nil && e.Val.set == nil { // a line remembered as making no labels
 			countUnlabelled(ctx, reg, e.Val.skipped, e.Val.truncated)
-			return nil, parent
+			return nil, false
 		}
 	}
 	if e == nil {
@@ -120,7 +103,7 @@ func (l *Labeler) find(ctx context.Context, baggage []string, r *http.Request) (
 				}
 				reg.lines.Put(&cached)
 			}
-			return nil, parent
+			return nil, false
 		}
 		local := lineEntry{Cfg: cfg.key, Val: lineResult{set: set, skipped: skipped + dropped, truncated: truncated}}
 		local.Val.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[lastComma(key)+1:])
@@ -142,11 +125,12 @@ func (l *Labeler) find(ctx context.Context, baggage []string, r *http.Request) (
 			s, dropped = rename(&reg.sets, s, cfg.name(ctx, r, name), cfg.maxValueBytes)
 			if skipped += dropped; s == nil {
 				countUnlabelled(ctx, reg, skipped, e.Val.truncated)
-				return nil, parent
+				return nil, false
 			}
 		}
 	}
 	a := reg.caps.admission(s, cfg.maxValues, &reg.sets)
+	var parent parentLabels
 	if s = a.final; s != nil {
 		parent = parentOf(ctx, s)
 	}
@@ -154,7 +138,21 @@ func (l *Labeler) find(ctx context.Context, baggage []string, r *http.Request) (
 	if !parent.ours {
 		reg.counts.Add(s != nil, skipped+a.dropped, a.overflowed, e.Val.truncated)
 	}
-	return s, parent
+	if s == nil {
+		return nil, false
+	}
+	return labelled(ctx, s, parent)
+}
+
+// labelled returns the context labelled with s for a request whose context
+// ctx carries parent (see label).
+func labelled(ctx context.Context, s *labelSet, parent parentLabels) (*labelledContext, bool) {
+	if parent.same {
+		return ctx.(*labelledContext), true
+	}
+	c := new(labelledContext)
+	c.init(ctx, s, parent.labels)
+	return c, false
 }
 
 // countUnlabelled counts a request that gets no labels here, unless a

@@ -20,7 +20,7 @@ const DefaultWindow = 5 * time.Minute
 // [WithRegistry]; its memory is bounded whatever the traffic and however
 // many Labelers share it (see the package documentation).
 type Registry struct {
-	// The stages of a request, in the order Labeler.find calls them. Their
+	// The stages of a request, in the order Labeler.label calls them. Their
 	// bounds hold per Registry, whatever the number of Labelers, handlers
 	// and interceptors that share it.
 	lines  linecache.Cache[lineResult] // header line → its labels before the caps
