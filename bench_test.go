@@ -84,7 +84,7 @@ func uncached(l *Labeler, lines []string) int {
 	cfg := l.config()
 	n := 0
 	for _, line := range lines {
-		if cfg.reg().line(cfg.key, line) == nil {
+		if cfg.reg().lines.Get(cfg.key, line) == nil {
 			n++
 		}
 	}
@@ -100,7 +100,7 @@ func BenchmarkCounters(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				r.count(true, 0, 0, false)
+				r.counts.Add(true, 0, 0, false)
 			}
 		})
 		if got := r.Stats().Labelled; got != uint64(b.N) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels/internal/w3c"
+	"github.com/k6labels/k6labels/internal/linecache"
 )
 
 // A line and its form without queries make the same labels, skip the same
@@ -26,7 +27,7 @@ func FuzzWithoutQueries(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		if len(line) > maxCachedLine {
+		if len(line) > linecache.MaxLine {
 			return
 		}
 		norm, cut := withoutQueries(line, nil)
@@ -59,7 +60,7 @@ func FuzzURLTail(f *testing.F) {
 			mark = "#"
 		}
 		long := line + mark + tail
-		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[strings.LastIndexByte(line, ',')+1:]) {
+		if len(long) > linecache.MaxLine || strings.Contains(tail, ",") || !endsInURLName(line[w3c.LastComma(line)+1:]) {
 			return
 		}
 		want := sameLabels(t, long, line)
@@ -257,26 +258,6 @@ func TestLineCacheHoldsManyNames(t *testing.T) {
 				t.Fatalf("%d names cycling: %d of them not cached", n, missed)
 			}
 		}
-	}
-}
-
-// A slot whose hash and entry come from two different stores (two requests
-// caching lines at once) never answers for the wrong line.
-func TestLineSlotChecksItsEntry(t *testing.T) {
-	t.Parallel()
-	r := NewRegistry(0)
-	a := &lineEntry{line: "k6.name=a"}
-	r.storeLine(a)
-	if r.line(0, a.line) != a {
-		t.Fatal("the stored line is not found")
-	}
-	for i := range r.lines {
-		if r.lines[i].entry.Load() == a {
-			r.lines[i].entry.Store(&lineEntry{line: "k6.name=b"}) // a's hash, b's entry
-		}
-	}
-	if e := r.line(0, a.line); e != nil {
-		t.Errorf("line(%q) = the entry of %q", a.line, e.line)
 	}
 }
 

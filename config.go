@@ -48,11 +48,53 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
-	c.key = uint64(c.maxValueBytes) | uint64(c.maxLabels)<<12 | uint64(c.maxValues)<<17
-	if c.keepQuery {
-		c.key |= 1 << 31
-	}
+	c.key = configKey(c.maxValueBytes, c.maxLabels, c.maxValues, c.keepQuery)
 	return c
+}
+
+// The fields of a config key, from bit 0: maxValueBytes, maxLabels,
+// maxValues, keepQuery. Each field's shift is the end of the one before.
+const (
+	keyLabelsShift = 12
+	keyValuesShift = 17
+	keyQueryShift  = 31
+)
+
+// Each limit fits below the next field, and a key is never 0 (the line
+// cache's mark of a line seen once, and the zero config's "use defaults").
+const (
+	_ uint = 1<<keyLabelsShift - 1 - maxValueBytesLimit
+	_ uint = 1<<(keyValuesShift-keyLabelsShift) - 1 - maxLabelsLimit
+	_ uint = 1<<(keyQueryShift-keyValuesShift) - 1 - maxValuesLimit
+	_ uint = minValueBytes - 1
+	_ uint = 63 - keyQueryShift
+)
+
+// configKey packs the options that decide labels into one word: two
+// configurations make the same labels from every header iff their keys
+// are equal. Each argument is within its option's limits.
+func configKey(maxValueBytes, maxLabels, maxValues int, keepQuery bool) uint64 {
+	key := uint64(maxValueBytes) | uint64(maxLabels)<<keyLabelsShift | uint64(maxValues)<<keyValuesShift
+	if keepQuery {
+		key |= 1 << keyQueryShift
+	}
+	return key
+}
+
+// names reports whether c renames requests: r is the request of the HTTP
+// handler, nil elsewhere. See name.
+func (c *config) names(r *http.Request) bool {
+	return c.nameFunc != nil || c.nameFormatter != nil && r != nil
+}
+
+// name returns the k6_name value that c gives a request that k6 named name:
+// the HTTP handler's [WithNameFormatter] for an HTTP request r, else
+// [WithNameFunc]. Every adapter names requests here.
+func (c *config) name(ctx context.Context, r *http.Request, name string) string {
+	if c.nameFormatter != nil && r != nil {
+		return c.nameFormatter(r, name)
+	}
+	return c.nameFunc(ctx, name)
 }
 
 // reg returns the Registry of c.

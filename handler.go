@@ -1,9 +1,9 @@
 package k6labels
 
 import (
+	"context"
 	"net/http"
 	"strings"
-	"unsafe"
 )
 
 // LabelsFromBaggageHandler wraps h so that each request carrying k6 baggage is
@@ -43,26 +43,15 @@ type handler struct {
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if lines := r.Header["Baggage"]; len(lines) > 0 {
-		cfg := h.labeler.config()
-		var s *labelSet
-		var parent parentLabels
-		switch {
-		case cfg.nameFormatter != nil:
-			s, parent = h.labeler.find(r.Context(), lines, func(name string) string { return cfg.nameFormatter(r, name) })
-		case cfg.nameFunc != nil:
-			s, parent = h.labeler.find(r.Context(), lines, func(name string) string { return cfg.nameFunc(r.Context(), name) })
-		default:
-			s, parent = h.labeler.find(r.Context(), lines, nil)
-		}
-		switch {
-		case s == nil:
-		case !parent.same:
-			h.serveLabelled(w, r, s, parent.labels)
+		switch ctx, same := h.labeler.label(r.Context(), lines, r); {
+		case ctx == nil:
+		case !same:
+			h.serveLabelled(ctx, w, r)
 			return
-		case getProfLabel() != s.prof:
-			// The context is already labelled, but this goroutine is not
-			// the one that labelled it (a worker, or labels changed since).
-			h.serveOnGoroutine(w, r, s.prof)
+		default:
+			// The context is already labelled, but maybe not this
+			// goroutine (a worker, or labels changed since).
+			Do(ctx, func(context.Context) { h.serve(w, r) })
 			return
 		}
 	}
@@ -82,12 +71,12 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	done = true
 }
 
-func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *labelSet, merge bool) {
+// serveLabelled serves a copy of r with the labelled context ctx, as
+// [DoRequest] runs a request.
+func (h *handler) serveLabelled(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	// The context and the copy are allocated apart: a context that h keeps
 	// (a background job's) must not keep the copy, and the form parsed into
 	// it, alive.
-	ctx := new(labelledContext)
-	ctx.init(r.Context(), s, merge)
 	tctx, task := requestTask(ctx)
 	r2 := r.WithContext(tctx)
 	prev := getProfLabel()
@@ -108,14 +97,6 @@ func (h *handler) serveLabelled(w http.ResponseWriter, r *http.Request, s *label
 	setGoroutineLabels(ctx)
 	h.next.ServeHTTP(w, r2)
 	done = true
-}
-
-// serveOnGoroutine serves r, whose context already has the labels, with
-// prof on the goroutine, and puts back what the goroutine had.
-func (h *handler) serveOnGoroutine(w http.ResponseWriter, r *http.Request, prof unsafe.Pointer) {
-	defer setProfLabel(getProfLabel())
-	setProfLabel(prof)
-	h.serve(w, r)
 }
 
 // keepRoute gives r the pattern and path values that a ServeMux inside h

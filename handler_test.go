@@ -277,3 +277,32 @@ func TestNestedHandlerReplacesOuterK6Labels(t *testing.T) {
 		}
 	}
 }
+
+// A request passing a second handler with the same options is served by it
+// as it came, with its labels on the goroutine, at no allocation.
+func TestNestedHandlerSameLabelsNoAllocation(t *testing.T) {
+	reg := NewRegistry(0)
+	var passed *http.Request
+	var onGoroutine bool
+	inner := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		passed = r
+		onGoroutine = getProfLabel() == profLabelOf(r.Context())
+	}), WithRegistry(reg))
+	var allocs float64
+	var outerReq *http.Request
+	outer := NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		outerReq = r
+		setProfLabel(nil) // as on a worker: the inner handler puts the labels back on
+		allocs = testing.AllocsPerRun(100, func() { inner.ServeHTTP(w, r) })
+	}), WithRegistry(reg))
+	serve(outer, "k6.scenario=s, k6.name=n")
+	if passed != outerReq {
+		t.Error("the inner handler served another request than the one it got")
+	}
+	if !onGoroutine {
+		t.Error("the inner handler ran without the request's labels on the goroutine")
+	}
+	if allocs != 0 {
+		t.Errorf("the inner handler made %v allocations per request, want 0", allocs)
+	}
+}

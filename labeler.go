@@ -2,11 +2,13 @@ package k6labels
 
 import (
 	"context"
+	"net/http"
 	"runtime/pprof"
 	"strings"
 	"unsafe"
 
 	"github.com/k6labels/k6labels/internal/w3c"
+	"github.com/k6labels/k6labels/internal/linecache"
 )
 
 // A Labeler turns the k6 members of a baggage list into pprof labels. It is
@@ -51,23 +53,10 @@ func (l *Labeler) config() *config {
 //
 // Labels only builds the context; [Do] puts its labels on the goroutine.
 func (l *Labeler) Labels(ctx context.Context, baggage []string) (_ context.Context, ok bool) {
-	cfg := l.config()
-	var s *labelSet
-	var parent parentLabels
-	if cfg.nameFunc != nil {
-		s, parent = l.find(ctx, baggage, func(name string) string { return cfg.nameFunc(ctx, name) })
-	} else {
-		s, parent = l.find(ctx, baggage, nil)
+	if c, _ := l.label(ctx, baggage, nil); c != nil {
+		return c, true
 	}
-	switch {
-	case s == nil:
-		return ctx, false
-	case parent.same:
-		return ctx, true
-	}
-	c := new(labelledContext)
-	c.init(ctx, s, parent.labels)
-	return c, true
+	return ctx, false
 }
 
 // Context is [Labeler.Labels] without ok.
@@ -76,24 +65,25 @@ func (l *Labeler) Context(ctx context.Context, baggage []string) context.Context
 	return ctx
 }
 
-// find returns the label set that baggage comes to, or nil, and counts the
-// request. rename, if not nil, is the naming hook. parent.same reports that
-// ctx already carries exactly that set (a request passing a second handler),
-// so ctx is to be used as it is.
-func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string) string) (s *labelSet, parent parentLabels) {
+// label is [Labeler.Labels] for every adapter: r is the request of the HTTP
+// handler, nil elsewhere. It runs the stages in order (line cache, or on a
+// miss the parse and the set cache; naming; caps; counters) and returns the
+// labelled context, nil without k6 labels; same reports that it is ctx
+// itself, which already carries exactly these labels (a second handler).
+func (l *Labeler) label(ctx context.Context, baggage []string, r *http.Request) (c *labelledContext, same bool) {
 	if len(baggage) == 0 {
-		return nil, parent
+		return nil, false
 	}
 	cfg := l.config()
 	reg := cfg.reg()
 	var e *lineEntry
 	var key string // the line's cache key, when it may be cached
 	owned := false // key is a copy of ours
-	if len(baggage) == 1 && len(baggage[0]) <= maxCachedLine {
+	if len(baggage) == 1 && len(baggage[0]) <= linecache.MaxLine {
 		e, key, owned = cachedLine(reg, cfg, baggage[0])
-		if e != nil && e.set == nil { // a line remembered as making no labels
-			reg.countUnlabelled(ctx, e.skipped, e.truncated)
-			return nil, parent
+		if e != nil && e.Val.set == nil { // a line remembered as making no labels
+			countUnlabelled(ctx, reg, e.Val.skipped, e.Val.truncated)
+			return nil, false
 		}
 	}
 	if e == nil {
@@ -102,60 +92,115 @@ func (l *Labeler) find(ctx context.Context, baggage []string, rename func(string
 		var set *labelSet
 		var dropped int
 		if list.n > 0 {
-			set, dropped = reg.set(cfg.key, list.l[:list.n])
+			set, dropped = reg.sets.get(cfg.key, list.l[:list.n])
 		}
 		if set == nil {
-			reg.countUnlabelled(ctx, skipped+dropped, truncated)
-			if key != "" && list.n == 0 && reg.seenUnlabelled(cfg.key, key) {
-				// Seen twice: cached as making no labels (see seenUnlabelled).
-				cached := lineEntry{cfg: cfg.key, line: key, skipped: skipped, truncated: truncated}
+			countUnlabelled(ctx, reg, skipped+dropped, truncated)
+			if key != "" && list.n == 0 && reg.lines.SeenOnce(cfg.key, key) {
+				// Seen twice: cached as making no labels.
+				cached := lineEntry{Cfg: cfg.key, Line: key, Val: lineResult{skipped: skipped, truncated: truncated}}
 				if !owned {
-					cached.line = strings.Clone(key)
+					cached.Line = strings.Clone(key)
 				}
-				reg.storeLine(&cached)
+				reg.lines.Put(&cached)
 			}
-			return nil, parent
+			return nil, false
 		}
-		local := lineEntry{cfg: cfg.key, set: set, skipped: skipped + dropped, truncated: truncated}
-		local.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[w3c.LastComma(key)+1:])
+		local := lineEntry{Cfg: cfg.key, Val: lineResult{set: set, skipped: skipped + dropped, truncated: truncated}}
+		local.Val.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[w3c.LastComma(key)+1:])
 		e = &local // on the stack unless cached
 		if key != "" {
 			cached := local
 			// A line that makes labels is cached the first time.
-			if cached.line = key; !owned {
-				cached.line = strings.Clone(key)
+			if cached.Line = key; !owned {
+				cached.Line = strings.Clone(key)
 			}
-			reg.storeLine(&cached)
+			reg.lines.Put(&cached)
 			e = &cached
 		}
 	}
-	s, skipped := e.set, e.skipped
-	if rename != nil {
+	s, skipped := e.Val.set, e.Val.skipped
+	if cfg.names(r) {
 		if name, ok := s.value(k6Names[2]); ok {
 			var dropped int
-			s, dropped = reg.rename(s, rename(name), cfg.maxValueBytes)
+			s, dropped = rename(&reg.sets, s, cfg.name(ctx, r, name), cfg.maxValueBytes)
 			if skipped += dropped; s == nil {
-				reg.countUnlabelled(ctx, skipped, e.truncated)
-				return nil, parent
+				countUnlabelled(ctx, reg, skipped, e.Val.truncated)
+				return nil, false
 			}
 		}
 	}
-	a := reg.admission(s, cfg.maxValues)
+	a := reg.caps.admission(s, cfg.maxValues, &reg.sets)
+	var parent parentLabels
 	if s = a.final; s != nil {
 		parent = parentOf(ctx, s)
 	}
 	// A request that a handler before labelled was counted there.
 	if !parent.ours {
-		reg.count(s != nil, skipped+a.dropped, a.overflowed, e.truncated)
+		reg.counts.Add(s != nil, skipped+a.dropped, a.overflowed, e.Val.truncated)
 	}
-	return s, parent
+	if s == nil {
+		return nil, false
+	}
+	return labelled(ctx, s, parent)
+}
+
+// labelled returns the context labelled with s for a request whose context
+// ctx carries parent (see label).
+func labelled(ctx context.Context, s *labelSet, parent parentLabels) (*labelledContext, bool) {
+	if parent.same {
+		return ctx.(*labelledContext), true
+	}
+	c := new(labelledContext)
+	c.init(ctx, s, parent.labels)
+	return c, false
+}
+
+// countUnlabelled counts a request that gets no labels here, unless a
+// handler before labelled it, and so counted it.
+func countUnlabelled(ctx context.Context, reg *Registry, skipped int, truncated bool) {
+	if (skipped > 0 || truncated) && setFrom(ctx) == nil {
+		reg.counts.Add(false, skipped, 0, truncated)
+	}
+}
+
+// rename returns the set that base becomes when a naming hook gives its
+// k6_name the value name, cleaned ("" removes the label), and how many
+// labels were left out of it to fit a baggage header. The last answer is
+// kept in base, so a hook that gives each line one name costs no allocation.
+func rename(sets *setCache, base *labelSet, name string, maxValueBytes int) (*labelSet, int) {
+	name = cleanValue(name, maxValueBytes)
+	if v, _ := base.value(k6Names[2]); v == name {
+		return base, 0
+	}
+	if m := base.renamed.Load(); m != nil && m.name == name {
+		return m.set, m.dropped
+	}
+	var buf [maxLabelsLimit]label
+	labels := buf[:0]
+	for _, l := range base.labels {
+		if l.name == k6Names[2] {
+			if name == "" {
+				continue
+			}
+			l.value = name
+		}
+		labels = append(labels, l)
+	}
+	var s *labelSet
+	var dropped int
+	if len(labels) > 0 {
+		s, dropped = sets.get(base.cfg, labels)
+	}
+	base.renamed.Store(&renaming{name: strings.Clone(name), set: s, dropped: dropped})
+	return s, dropped
 }
 
 // cachedLine returns line's cache entry or, if there is none, the key to
 // cache it under (owned: a copy, not a part of line).
 func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key string, owned bool) {
 	if cfg.keepQuery {
-		return reg.line(cfg.key, line), line, false
+		return reg.lines.Get(cfg.key, line), line, false
 	}
 	// k6's helper sends the URL name last, with a new query string on most
 	// requests. When the line's first '?' is in its last member, the line up
@@ -164,9 +209,9 @@ func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key stri
 	q := strings.IndexByte(line, '?')
 	switch {
 	case q < 0 && strings.IndexByte(line, '#') < 0:
-		return reg.line(cfg.key, line), line, false // nothing to cut
+		return reg.lines.Get(cfg.key, line), line, false // nothing to cut
 	case q >= 0 && strings.IndexByte(line[q:], ',') < 0:
-		if e := reg.line(cfg.key, line[:q]); e != nil && e.urlTail {
+		if e := reg.lines.Get(cfg.key, line[:q]); e != nil && e.Val.urlTail {
 			return e, "", false
 		}
 	}
@@ -176,9 +221,9 @@ func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key stri
 // cutLine is cachedLine for a line whose queries [withoutQueries] cuts
 // wherever they are.
 func cutLine(reg *Registry, cfg *config, line string) (e *lineEntry, key string, owned bool) {
-	var buf [maxCachedLine]byte
+	var buf [linecache.MaxLine]byte
 	norm, _ := withoutQueries(line, buf[:0])
-	switch e = reg.line(cfg.key, norm); {
+	switch e = reg.lines.Get(cfg.key, norm); {
 	case e != nil:
 		return e, "", false
 	case unsafe.StringData(norm) == unsafe.StringData(line):

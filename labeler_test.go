@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/k6labels/k6labels/internal/linecache"
 )
 
 // resetState gives a test a fresh process-wide registry and counters, and
@@ -36,7 +38,7 @@ func TestWithRegistryIsolates(t *testing.T) {
 	if s := own.Stats(); s.Labelled != 1 {
 		t.Errorf("own Registry's Stats() = %+v, want 1 labelled", s)
 	}
-	if _, ok := defaultRegistry.names["k6_other"]; ok {
+	if _, ok := defaultRegistry.caps.names["k6_other"]; ok {
 		t.Error("the process-wide registry recorded a name of a Labeler with its own Registry")
 	}
 	NewLabeler().Context(context.Background(), line)
@@ -217,7 +219,7 @@ func TestLabelNameCap(t *testing.T) {
 	for i := range junk {
 		contextLabels(l, "k6.n"+strconv.Itoa(i)+"=v")
 	}
-	if n := len(reg.names); n != maxNames {
+	if n := len(reg.caps.names); n != maxNames {
 		t.Errorf("registry holds %d names, want the cap %d", n, maxNames)
 	}
 	// The names k6 sends were reserved: the flood of other names did not
@@ -247,7 +249,7 @@ func TestLabelSetCacheBounded(t *testing.T) {
 	l := NewLabeler(WithRegistry(reg), WithMaxValuesPerLabel(maxValuesLimit))
 	for i := range 3 * setSlots {
 		contextLabels(l, "k6.name=n"+strconv.Itoa(i)+strings.Repeat("x", i%200))
-		if b := reg.setBytes.Load(); b > setBudget {
+		if b := reg.sets.bytes.Load(); b > setBudget {
 			t.Fatalf("set cache holds %d bytes, want at most %d", b, setBudget)
 		}
 	}
@@ -403,8 +405,8 @@ func TestLineCache(t *testing.T) {
 	}
 	// Lines that collide in the cache replace each other and stay right.
 	wide := NewLabeler(WithRegistry(reg), WithMaxValuesPerLabel(maxValuesLimit))
-	for i := range 4 * lineSlots {
-		v := strconv.Itoa(i % (2 * lineSlots))
+	for i := range 4 * linecache.Slots {
+		v := strconv.Itoa(i % (2 * linecache.Slots))
 		if got := contextLabels(wide, "k6.name="+v)["k6_name"]; got != v {
 			t.Fatalf("k6_name = %q, want %q", got, v)
 		}

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/k6labels/k6labels/internal/linecache"
 )
 
-// worstLine returns a header line of at most maxCachedLine bytes built to
+// worstLine returns a header line of at most linecache.MaxLine bytes built to
 // cost the most memory: new values of every k6 name and of many others, and
 // bytes that grow threefold when made valid UTF-8.
 func worstLine(rng *rand.Rand) string {
@@ -24,11 +26,11 @@ func worstLine(rng *rand.Rand) string {
 	}
 	var b strings.Builder
 	b.WriteString("k6.test_run_id=" + junk(60) + ",k6.scenario=" + junk(60) + ",k6.name=/" + junk(60))
-	for b.Len() < maxCachedLine-60 {
+	for b.Len() < linecache.MaxLine-60 {
 		// Keys that differ only in bytes the label name maps to '_'.
 		b.WriteString(",k6.n" + strconv.Itoa(rng.IntN(64)) + string(rune('-'+rng.IntN(3))) + "x=" + junk(40))
 	}
-	return b.String()[:min(b.Len(), maxCachedLine)]
+	return b.String()[:min(b.Len(), linecache.MaxLine)]
 }
 
 func liveHeap() uint64 {

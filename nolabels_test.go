@@ -19,11 +19,11 @@ func TestNonK6LineCached(t *testing.T) {
 			if _, ok := l.Labels(t.Context(), []string{line}); ok {
 				t.Fatalf("%q: labelled", line)
 			}
-			e := reg.line(cfg.key, line)
+			e := reg.lines.Get(cfg.key, line)
 			if cached := e != nil; cached != (i > 0) {
 				t.Errorf("%q after %d requests: cached %v, want %v", line, i+1, cached, i > 0)
 			}
-			if e != nil && e.set != nil {
+			if e != nil && e.Val.set != nil {
 				t.Errorf("%q: cached with labels", line)
 			}
 		}
@@ -56,7 +56,7 @@ func TestNonK6LinesOnceNotCached(t *testing.T) {
 		t.Errorf("%v allocations per request, want 0", n)
 	}
 	for _, line := range lines {
-		if reg.line(l.config().key, line[0]) != nil {
+		if reg.lines.Get(l.config().key, line[0]) != nil {
 			t.Fatalf("%q, seen once, is cached", line[0])
 		}
 	}
@@ -65,7 +65,7 @@ func TestNonK6LinesOnceNotCached(t *testing.T) {
 // BenchmarkNonK6Line: a request whose one baggage line has no k6 member,
 // scanned every time (scan: a new line each time, as before the cache
 // remembered "no labels") or from the cache (cached), against k6's line
-// from the cache (k6). The figures are in nolabels.go.
+// from the cache (k6). The figures are in internal/linecache.
 func BenchmarkNonK6Line(b *testing.B) {
 	const k6 = "k6.test_run_id=123456,k6.scenario=default,k6.name=http://localhost:5000/bike"
 	fresh := make([]string, 1<<16)

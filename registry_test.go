@@ -17,9 +17,9 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // pass moves the clock of r on by d, ticking as the Registry's timer does.
 func (c *fakeClock) pass(r *Registry, d time.Duration) {
-	for step := time.Duration(r.sweepEvery); d > 0; d -= step {
+	for step := time.Duration(r.caps.sweepEvery); d > 0; d -= step {
 		c.advance(min(step, d))
-		r.tick()
+		r.caps.tick()
 	}
 }
 
@@ -34,9 +34,9 @@ func labelOf(l *Labeler, name string, lines ...string) string {
 
 // values returns how many values of name r holds.
 func (r *Registry) values(name string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if nr := r.names[name]; nr != nil {
+	r.caps.mu.Lock()
+	defer r.caps.mu.Unlock()
+	if nr := r.caps.names[name]; nr != nil {
 		return len(nr.values)
 	}
 	return 0
