@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/k6labels/k6labels/internal/w3c"
 	"github.com/k6labels/k6labels/internal/linecache"
+	"github.com/k6labels/k6labels/internal/w3c"
 )
 
 // A line and its form without queries make the same labels, skip the same

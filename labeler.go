@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/k6labels/k6labels/internal/w3c"
 	"github.com/k6labels/k6labels/internal/linecache"
+	"github.com/k6labels/k6labels/internal/w3c"
 )
 
 // A Labeler turns the k6 members of a baggage list into pprof labels. It is
