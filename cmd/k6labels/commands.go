@@ -202,11 +202,11 @@ several), or with --pyroscope the merged profiles of one service.
 	if top == 0 {
 		top = -1
 	}
-	r, err := c.load(ctx, s, report.Options{By: by, Top: top, TopEveryRow: topAll})
+	f, _ := report.ParseFormat(c.format)
+	r, err := c.load(ctx, s, report.Options{By: by, Top: top, TopEveryRow: topAll, Profiles: f == report.HTML})
 	if err != nil {
 		return err
 	}
-	f, _ := report.ParseFormat(c.format)
 	if f == report.HTML {
 		return htmlreport.WriteReport(stdout, r)
 	}
@@ -302,7 +302,10 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 			return err
 		}
 	}
-	opts := report.Options{By: by, Top: -1}
+	f, _ := report.ParseFormat(c.format)
+	// Flame graphs and profile files need every row's profile; else only
+	// the rows found worse get theirs (d.Fetch).
+	opts := report.Options{By: by, Top: -1, Profiles: f == report.HTML || svgFile != "" || writeTo != ""}
 	detect := 0.0 // the default 10%
 	if threshold >= 0 {
 		detect = max(threshold, 1e-6) // 0%: no change is small enough to vouch for
@@ -327,7 +330,9 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	if err != nil {
 		return err
 	}
-	f, _ := report.ParseFormat(c.format)
+	if err := d.Fetch(ctx); err != nil {
+		return err
+	}
 	if err := writeDiff(stdout, stderr, d, f, svgFile); err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func mergeRuns(runs []*Report) *Report {
 		return runs[0]
 	}
 	m := &Report{Source: fmt.Sprintf("%d runs (%s, …)", len(runs), runs[0].Source), RunID: runs[0].RunID,
-		HasRequests: true, Confidence: runs[0].Confidence, Start: runs[0].Start, End: runs[0].End}
+		HasRequests: true, Confidence: runs[0].Confidence, Start: runs[0].Start, End: runs[0].End, runs: runs}
 	idx := map[string]int{}
 	var profs []*profile.Profile
 	rowProfs := map[int][]*profile.Profile{}

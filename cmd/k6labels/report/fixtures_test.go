@@ -172,6 +172,29 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 	return s.merged(strings.Join(parts, ",")), nil
 }
 
+// Split returns, for each value of g's one label, the recorded merged
+// profile of the scope's selector with that value.
+func (s *fxPyroscope) Split(ctx context.Context, g report.Grouping, scope []report.Matcher) (map[string]report.Part, error) {
+	if len(g) != 1 {
+		s.t.Fatalf("no recording splits by %s", g)
+	}
+	vals, err := s.Values(ctx, g[0])
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]report.Part{}
+	for _, v := range vals {
+		p, err := s.Profile(ctx, append(slices.Clone(scope), report.Matcher{Name: g[0], Value: v}))
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Sample) > 0 {
+			out[report.TupleKey([]string{v})] = report.Part{Profile: p}
+		}
+	}
+	return out, nil
+}
+
 // fxPyroscopeReport is the report of run id (fx1 or fx2) from the recorded
 // Pyroscope answers and the run's k6 json; scenario and name rows (the
 // recording has no scenario × name selectors).

@@ -179,6 +179,14 @@ func TestPyroscopeLocalRun(t *testing.T) {
 			`{"points":[{"value":3e8,"timestamp":"1796234580000"}]}]}`,
 		`{service_name="svc",k6_test_run_id="",k6_scenario=""} [k6_name]`: `{"series":[{"labels":[{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1e8,"timestamp":"1796234595000"}]},` +
 			`{"points":[{"value":2e8,"timestamp":"1796234580000"}]}]}`,
+		// The rows' CPU: one query per grouping, the local run's selector.
+		`{service_name="svc",k6_test_run_id=""} [k6_name]`: `{"series":[{"labels":[{"name":"k6_name","value":"http://h:1/car"}],"points":[{"value":5e9,"timestamp":"1796234565000"}]},` +
+			`{"labels":[{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1.1e9,"timestamp":"1796234565000"}]},` +
+			`{"points":[{"value":2e8,"timestamp":"1796234580000"}]}]}`,
+		`{service_name="svc",k6_test_run_id=""} [k6_scenario","k6_name]`: `{"series":[` +
+			`{"labels":[{"name":"k6_scenario","value":"default"},{"name":"k6_name","value":"http://h:1/car"}],"points":[{"value":5e9,"timestamp":"1796234565000"}]},` +
+			`{"labels":[{"name":"k6_scenario","value":"default"},{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1e9,"timestamp":"1796234565000"}]},` +
+			`{"points":[{"value":3e8,"timestamp":"1796234580000"}]}]}`,
 	}
 	var mu sync.Mutex
 	var asked []string

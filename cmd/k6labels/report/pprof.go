@@ -105,18 +105,59 @@ func (s *ProfileSource) Values(_ context.Context, label string) ([]string, error
 // Profile implements [Source]: a profile that shares s's locations and
 // functions and holds the matching samples.
 func (s *ProfileSource) Profile(_ context.Context, match []Matcher) (*profile.Profile, error) {
-	q := &profile.Profile{
-		SampleType: s.p.SampleType, DefaultSampleType: s.p.DefaultSampleType,
-		Mapping: s.p.Mapping, Location: s.p.Location, Function: s.p.Function,
-		Comments: s.p.Comments, DropFrames: s.p.DropFrames, KeepFrames: s.p.KeepFrames,
-		TimeNanos: s.p.TimeNanos, DurationNanos: s.p.DurationNanos, PeriodType: s.p.PeriodType, Period: s.p.Period,
-	}
+	q := s.empty()
 	for _, smp := range s.p.Sample {
 		if matches(smp, match) {
 			q.Sample = append(q.Sample, smp)
 		}
 	}
 	return q, nil
+}
+
+// Split implements [Source] in one pass over the samples: each part's
+// Profile shares s's locations and functions and holds its samples.
+func (s *ProfileSource) Split(_ context.Context, g Grouping, scope []Matcher) (map[string]Part, error) {
+	profs := map[string]*profile.Profile{}
+	vals := make([]string, len(g))
+	for _, smp := range s.p.Sample {
+		if !matches(smp, scope) || !labelValues(smp, g, vals) {
+			continue
+		}
+		k := TupleKey(vals)
+		p := profs[k]
+		if p == nil {
+			p = s.empty()
+			profs[k] = p
+		}
+		p.Sample = append(p.Sample, smp)
+	}
+	out := make(map[string]Part, len(profs))
+	for k, p := range profs {
+		out[k] = Part{Profile: p}
+	}
+	return out, nil
+}
+
+// labelValues sets vals to the sample's values of g's labels and tells
+// whether it has all of them.
+func labelValues(smp *profile.Sample, g Grouping, vals []string) bool {
+	for i, label := range g {
+		if vals[i] = first(smp.Label[label]); vals[i] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// empty returns a profile without samples that shares s's header,
+// locations and functions.
+func (s *ProfileSource) empty() *profile.Profile {
+	return &profile.Profile{
+		SampleType: s.p.SampleType, DefaultSampleType: s.p.DefaultSampleType,
+		Mapping: s.p.Mapping, Location: s.p.Location, Function: s.p.Function,
+		Comments: s.p.Comments, DropFrames: s.p.DropFrames, KeepFrames: s.p.KeepFrames,
+		TimeNanos: s.p.TimeNanos, DurationNanos: s.p.DurationNanos, PeriodType: s.p.PeriodType, Period: s.p.Period,
+	}
 }
 
 func matches(s *profile.Sample, match []Matcher) bool {

@@ -17,8 +17,9 @@ import (
 )
 
 // PyroscopeSource is a [Source] over one service of a Pyroscope server in a
-// time window. Pyroscope's merged profiles carry no labels: each row is its
-// own SelectMergeProfile query with the row's label values in the selector.
+// time window. Pyroscope's merged profiles carry no labels: the CPU of a
+// grouping's rows is one SelectSeries grouped by its labels, and a row's
+// profile its own SelectMergeProfile query with its values in the selector.
 type PyroscopeSource struct {
 	c          *pyroscope.Client
 	url        string
@@ -249,14 +250,42 @@ func (s *PyroscopeSource) Values(ctx context.Context, label string) ([]string, e
 	return vs, nil
 }
 
-// Profile implements [Source] with one SelectMergeProfile whose selector is
-// the service and the matchers, in their order.
-func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profile.Profile, error) {
+// Split implements [Source] with one SelectSeries of the service and the
+// scope's matchers grouped by g's labels.
+func (s *PyroscopeSource) Split(ctx context.Context, g Grouping, scope []Matcher) (map[string]Part, error) {
+	series, err := s.c.SelectSeries(ctx, s.query(pyroMatchers(scope)...), g, seriesStep)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	out := map[string]Part{}
+	vals := make([]string, len(g))
+	for _, ser := range series {
+		ok := true
+		for i, label := range g {
+			vals[i] = ser.Labels[label]
+			ok = ok && vals[i] != ""
+		}
+		if ok {
+			k := TupleKey(vals)
+			out[k] = Part{Count: out[k].Count.add(s.sum(ser, seriesStep))}
+		}
+	}
+	return out, nil
+}
+
+// pyroMatchers converts matchers to the client's.
+func pyroMatchers(match []Matcher) []pyroscope.Matcher {
 	ms := make([]pyroscope.Matcher, len(match))
 	for i, m := range match {
 		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value, Not: m.Not}
 	}
-	q := s.query(ms...)
+	return ms
+}
+
+// Profile implements [Source] with one SelectMergeProfile whose selector is
+// the service and the matchers, in their order.
+func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profile.Profile, error) {
+	q := s.query(pyroMatchers(match)...)
 	p, err := s.c.SelectMergeProfile(ctx, q)
 	if err != nil {
 		return nil, s.wrap(err)

@@ -6,7 +6,7 @@
 //
 // The profiles come from a [Source]: pprof CPU profiles whose samples carry
 // the labels ([NewProfileSource]), or a Pyroscope server, whose merged
-// profiles carry none, so that each row is one query ([NewPyroscopeSource]).
+// profiles carry none, so that each grouping is one query ([NewPyroscopeSource]).
 package report
 
 import (
@@ -125,10 +125,25 @@ type Source interface {
 	Totals(ctx context.Context) (map[string]Count, error)
 	// Values returns the values that label has on samples in the source.
 	Values(ctx context.Context, label string) ([]string, error)
+	// Split returns the CPU of the samples that match every matcher of
+	// scope by the values of g's labels, keyed by [TupleKey]; samples
+	// without one of the labels are in no part. One pass or one query.
+	Split(ctx context.Context, g Grouping, scope []Matcher) (map[string]Part, error)
 	// Profile returns the merged CPU profile of the samples that match
 	// every matcher; it has no samples when none match.
 	Profile(ctx context.Context, match []Matcher) (*profile.Profile, error)
 }
+
+// A Part is the CPU of one value tuple of [Source.Split]: Profile holds
+// its samples when the source has them at no extra cost (then Count is
+// left to the caller to count), else Profile is nil and Count is set.
+type Part struct {
+	Count   Count
+	Profile *profile.Profile
+}
+
+// TupleKey returns the key of label values in [Source.Split]'s answer.
+func TupleKey(values []string) string { return strings.Join(values, "\x00") }
 
 // Options tune [New].
 type Options struct {
@@ -142,6 +157,10 @@ type Options struct {
 	Confidence   float64       // of the CPU per request intervals; 0 = 0.95
 	SamplePeriod time.Duration // profiler period when a profile has no sample count; 0 = 10ms (100 Hz)
 	Progress     io.Writer     // progress lines while fetching; nil = none
+	// Profiles fetches every row's merged profile (flame graphs, profile
+	// files); else a source without them at no cost (Pyroscope) fetches
+	// only those of the rows whose functions are listed.
+	Profiles bool
 }
 
 func (o *Options) defaults() {
@@ -228,7 +247,9 @@ type Report struct {
 	Outside int64
 	K6Span  Span
 
-	prof *profile.Profile // merged profile of the run(s) in scope
+	prof  *profile.Profile // merged profile of the run(s) in scope
+	fetch *fetcher         // fetches row profiles later; nil when made otherwise
+	runs  []*Report        // the runs a sum of runs is of ([NewDiffRuns])
 }
 
 // Unmatched is a k6 request name that no k6_name label carries.
@@ -362,57 +383,15 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
-	tuples := map[int][][]string{}
-	queries := 0
-	for i, g := range b.opts.By {
-		if !slices.Equal(g, ByRun) {
-			tuples[i] = b.tuples(g)
-			for _, vals := range tuples[i] {
-				if b.labelled(g, vals) {
-					queries++
-				}
-			}
-		}
-	}
-	if queries > maxRowQueries {
-		return fmt.Errorf("%d rows to fetch from %s (%s has %d values, %s %d), more than %d: "+
-			"name requests in k6 with tags.name (or by route with WithRoutePattern), or use --by run,scenario to leave out the name rows",
-			queries, b.r.Source, LabelName, len(b.values[LabelName]), LabelScenario, len(b.values[LabelScenario]), maxRowQueries)
-	}
-	for i, g := range b.opts.By {
+	for _, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
-			for _, id := range runs {
-				if b.r.RunID != "" && id != b.r.RunID {
-					continue // another run: not part of this report
-				}
-				row := Row{By: g, Values: []string{id}, Count: totals[id]}
-				if b.opts.TopEveryRow {
-					if err := b.fill(&row, runMatchers(id)...); err != nil {
-						return err
-					}
-				}
-				if b.r.HasRequests && id == b.r.RunID {
-					row.Requests = b.r.Requests
-				}
-				b.add(row)
+			if err := b.runRows(runs, totals); err != nil {
+				return err
 			}
 			continue
 		}
-		for _, vals := range tuples[i] {
-			row := Row{By: g, Values: vals}
-			if b.labelled(g, vals) {
-				match := slices.Clone(b.scope)
-				for j, label := range g {
-					match = append(match, Matcher{Name: label, Value: vals[j]})
-				}
-				if err := b.fill(&row, match); err != nil {
-					return err
-				}
-			}
-			row.Requests = b.requests(g, vals)
-			if row.Samples > 0 || row.Requests > 0 {
-				b.add(row)
-			}
+		if err := b.group(g); err != nil {
+			return err
 		}
 	}
 	if b.opts.Progress != nil && b.done > 0 {
@@ -425,7 +404,104 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
+	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts}
 	return nil
+}
+
+// runRows adds the rows of the run grouping, from the totals.
+func (b *builder) runRows(runs []string, totals map[string]Count) error {
+	for _, id := range runs {
+		if b.r.RunID != "" && id != b.r.RunID {
+			continue // another run: not part of this report
+		}
+		row := Row{By: ByRun, Values: []string{id}, Count: totals[id]}
+		if b.opts.TopEveryRow || b.opts.Profiles {
+			if err := b.fill(&row, runMatchers(id)...); err != nil {
+				return err
+			}
+			if !b.opts.TopEveryRow {
+				row.Count = totals[id]
+			}
+		}
+		if b.r.HasRequests && id == b.r.RunID {
+			row.Requests = b.r.Requests
+		}
+		b.add(row)
+	}
+	return nil
+}
+
+// group adds the rows of grouping g: one Split of the source's samples,
+// one pass over k6's request keys, whatever the number of rows. Rows
+// whose functions are listed get their profile when the Split has none.
+func (b *builder) group(g Grouping) error {
+	parts, err := b.src.Split(b.ctx, g, b.scope)
+	if err != nil {
+		return err
+	}
+	requests, tuples := b.requestsBy(g)
+	for k := range parts {
+		if _, ok := tuples[k]; !ok {
+			tuples[k] = strings.Split(k, "\x00")
+		}
+	}
+	keys := slices.Sorted(maps.Keys(tuples))
+	for _, k := range keys {
+		row := Row{By: g, Values: tuples[k], Requests: requests[k]}
+		if part, ok := parts[k]; ok {
+			if err := b.part(&row, part); err != nil {
+				return err
+			}
+		}
+		if row.Samples > 0 || row.Requests > 0 {
+			b.add(row)
+		}
+	}
+	return nil
+}
+
+// part sets row's CPU from its part of a Split, and its functions when
+// the part has a profile or the row's functions are listed.
+func (b *builder) part(row *Row, part Part) error {
+	if part.Profile != nil {
+		b.setProfile(row, part.Profile)
+		return nil
+	}
+	row.Count = part.Count
+	listed := (slices.Equal(row.By, ByScenario) && b.opts.Top > 0) || b.opts.TopEveryRow || b.opts.Profiles
+	if !listed || row.Samples == 0 {
+		return nil
+	}
+	count := row.Count
+	if err := b.fill(row, rowMatch(b.scope, row)...); err != nil {
+		return err
+	}
+	row.Count = count
+	b.setTop(row)
+	return nil
+}
+
+// requestsBy returns the http_reqs of k6's results by the tuple key of
+// grouping g's values, and the tuples, in one pass over the keys.
+func (b *builder) requestsBy(g Grouping) (map[string]int64, map[string][]string) {
+	n, tuples := map[string]int64{}, map[string][]string{}
+	if b.opts.K6 == nil {
+		return n, tuples
+	}
+	for k, c := range b.opts.K6.Requests {
+		t := make([]string, len(g))
+		for i, label := range g {
+			if label == LabelScenario {
+				t[i] = k.Scenario
+			} else {
+				t[i] = k.Name
+			}
+		}
+		key := TupleKey(t)
+		n[key] += c
+		tuples[key] = t
+	}
+	return n, tuples
 }
 
 // markOverflow marks the rows InOverflow, and adds a note, when the
@@ -470,7 +546,7 @@ func (b *builder) checkNames() error {
 	}
 	matched := 0
 	for name, n := range byName {
-		if slices.Contains(labels, name) {
+		if _, ok := slices.BinarySearch(labels, name); ok {
 			matched++
 		} else {
 			b.r.Unmatched = append(b.r.Unmatched, Unmatched{name, n})
@@ -495,51 +571,9 @@ func (b *builder) checkNames() error {
 	return nil
 }
 
-// tuples returns the value tuples of grouping g: those of the labels, and
-// those k6's results have requests for.
-func (b *builder) tuples(g Grouping) [][]string {
-	seen := map[string]bool{}
-	var out [][]string
-	addTuple := func(t []string) {
-		if k := strings.Join(t, "\x00"); !seen[k] {
-			seen[k] = true
-			out = append(out, t)
-		}
-	}
-	var rec func(prefix []string)
-	rec = func(prefix []string) {
-		if len(prefix) == len(g) {
-			addTuple(slices.Clone(prefix))
-			return
-		}
-		for _, v := range b.values[g[len(prefix)]] {
-			rec(append(prefix, v))
-		}
-	}
-	rec(nil)
-	if b.opts.K6 != nil {
-		for _, k := range b.opts.K6.Keys() {
-			var t []string
-			for _, label := range g {
-				if label == LabelScenario {
-					t = append(t, k.Scenario)
-				} else {
-					t = append(t, k.Name)
-				}
-			}
-			addTuple(t)
-		}
-	}
-	return out
-}
-
 // Overflow is the k6_name value the middleware gives new names past its cap
 // on values per label (WithMaxValuesPerLabel).
 const Overflow = "_overflow"
-
-// maxRowQueries bounds the row profiles one report fetches: with Pyroscope
-// each is a query, one after another.
-const maxRowQueries = 10000
 
 // labelled tells whether each of vals is a value the source's samples carry
 // for its label of g; a row with another value has no CPU to fetch.
@@ -550,29 +584,6 @@ func (b *builder) labelled(g Grouping, vals []string) bool {
 		}
 	}
 	return true
-}
-
-// requests returns the http_reqs of the row g=vals.
-func (b *builder) requests(g Grouping, vals []string) int64 {
-	if b.opts.K6 == nil {
-		return 0
-	}
-	var n int64
-	for k, c := range b.opts.K6.Requests {
-		ok := true
-		for i, label := range g {
-			switch label {
-			case LabelScenario:
-				ok = ok && k.Scenario == vals[i]
-			case LabelName:
-				ok = ok && k.Name == vals[i]
-			}
-		}
-		if ok {
-			n += c
-		}
-	}
-	return n
 }
 
 // fill fetches the row's profile, the samples that match any of the
@@ -586,12 +597,34 @@ func (b *builder) fill(row *Row, matches ...[]Matcher) error {
 	if err != nil {
 		return err
 	}
+	b.setProfile(row, p)
+	return nil
+}
+
+// setProfile sets the row's profile, and its CPU and functions from it.
+func (b *builder) setProfile(row *Row, p *profile.Profile) {
 	row.prof = p
 	row.Count, row.self = countProfile(p, b.opts.SamplePeriod)
+	b.setTop(row)
+}
+
+// setTop lists the row's top functions when its grouping shows them.
+func (b *builder) setTop(row *Row) {
 	if slices.Equal(row.By, ByScenario) || b.opts.TopEveryRow {
 		row.Top = top(row.self, row.CPU, b.opts.Top)
 	}
-	return nil
+}
+
+// rowMatch returns the matchers of row's samples within scope.
+func rowMatch(scope []Matcher, row *Row) [][]Matcher {
+	if slices.Equal(row.By, ByRun) {
+		return runMatchers(row.Values[0])
+	}
+	match := slices.Clone(scope)
+	for j, label := range row.By {
+		match = append(match, Matcher{Name: label, Value: row.Values[j]})
+	}
+	return [][]Matcher{match}
 }
 
 // profile returns the merged profile of the samples that match any of the

@@ -340,3 +340,120 @@ func (s *Server) hideUnuploaded(body, resp []byte) []byte {
 	}
 	return b
 }
+
+// deriveGroupedSeries answers a SelectSeries grouped by labels that no
+// recorded series is grouped by together with the selector's matchers
+// (one run's rows) from the recorded protobuf SelectMergeProfile of the
+// same window: for each tuple of the labels' recorded values, the series
+// of the selector plus those values is the CPU of its merged profile, in
+// one point stamped at the end of the window's first step (merged
+// profiles carry no time). Every tuple needs such a recording; the series
+// of samples lacking a label, which no recording selects, are left out.
+func (s *Server) deriveGroupedSeries(body []byte) ([]byte, string, bool) {
+	var req seriesRequest
+	if json.Unmarshal(body, &req) != nil || req.Step <= 0 || len(req.GroupBy) == 0 {
+		return nil, "", false
+	}
+	svc, ms, ok := split(req.Selector)
+	if !ok {
+		return nil, "", false
+	}
+	for _, m := range ms {
+		if m.not {
+			return nil, "", false
+		}
+	}
+	tuples := [][]seriesLabel{nil}
+	for _, g := range req.GroupBy {
+		vals, ok := s.recordedValues(svc, g, req.Start, req.End)
+		if !ok {
+			return nil, "", false
+		}
+		var next [][]seriesLabel
+		for _, t := range tuples {
+			for _, v := range vals {
+				next = append(next, append(slices.Clone(t), seriesLabel{g, v}))
+			}
+		}
+		tuples = next
+	}
+	stamp := strconv.FormatInt(req.Start+int64(req.Step*1000), 10)
+	var out seriesAnswer
+	var from []string
+	for _, t := range tuples {
+		sel := strings.TrimSuffix(req.Selector, "}")
+		for _, l := range t {
+			sel += "," + l.Name + "=" + strconv.Quote(l.Value)
+		}
+		cpu, name, found := s.mergeCPU(sel+"}", req.Start, req.End)
+		if !found {
+			return nil, "", false
+		}
+		from = append(from, name)
+		if cpu > 0 {
+			out.Series = append(out.Series, struct {
+				Labels []seriesLabel `json:"labels,omitempty"`
+				Points []seriesPoint `json:"points"`
+			}{t, []seriesPoint{{cpu, stamp}}})
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, "", false
+	}
+	if len(out.Series) == 0 {
+		b = []byte("{}")
+	}
+	return b, strings.Join(from, "+"), true
+}
+
+// recordedValues returns the recorded LabelValues of name over the
+// service in the window.
+func (s *Server) recordedValues(svc matcher, name string, start, end int64) ([]string, bool) {
+	for _, x := range s.exchanges {
+		var rec labelValuesRequest
+		if !strings.HasSuffix(x.Path, "/LabelValues") || x.Status != 200 || json.Unmarshal(x.Body, &rec) != nil ||
+			rec.Name != name || rec.Start != start || rec.End != end || len(rec.Matchers) != 1 {
+			continue
+		}
+		if rsvc, rms, ok := split(rec.Matchers[0]); !ok || rsvc != svc || len(rms) != 0 {
+			continue
+		}
+		var ans struct {
+			Names []string `json:"names"`
+		}
+		if json.Unmarshal(x.Response, &ans) != nil {
+			continue
+		}
+		return ans.Names, true
+	}
+	return nil, false
+}
+
+// mergeCPU returns the CPU (nanoseconds) of the recorded protobuf
+// SelectMergeProfile of sel over the window, the exchange's name, and
+// whether there is one.
+func (s *Server) mergeCPU(sel string, start, end int64) (float64, string, bool) {
+	for _, x := range s.exchanges {
+		got, ok := x.MergeSelector()
+		if !ok || got != sel || x.Status != 200 || mergeWindow(x) != [2]int64{start, end} {
+			continue
+		}
+		if len(x.Response) == 0 {
+			return 0, x.Name, true
+		}
+		p, err := profile.ParseData(x.Response)
+		if err != nil {
+			return 0, "", false
+		}
+		ci := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })
+		var cpu float64
+		for _, smp := range p.Sample {
+			if ci >= 0 {
+				cpu += float64(smp.Value[ci])
+			}
+		}
+		return cpu, x.Name, true
+	}
+	return 0, "", false
+}

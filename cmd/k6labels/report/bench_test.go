@@ -1,0 +1,51 @@
+package report_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// BenchmarkManyNames makes the report of 10^6 samples over n k6_name
+// values in 2 scenarios, with k6 results for every name, all four
+// groupings: one pass over the samples and one over the k6 keys per
+// grouping, so the time grows with the samples, not rows × samples.
+//
+//	go test -run '^$' -bench ManyNames -count 6 ./report
+func BenchmarkManyNames(b *testing.B) {
+	const samples = 1_000_000
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
+			var ss []sample
+			k := &k6results.Results{Format: "json", Requests: map[k6results.Key]int64{},
+				Start: time.Unix(0, 0), End: time.Unix(20, 0)}
+			for i := range samples {
+				scenario := []string{"a", "b"}[i%2]
+				name := fmt.Sprintf("/users/%d", i%n)
+				ss = append(ss, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": scenario, "k6_name": name},
+					n: 1, fn: fmt.Sprintf("main.f%d", i%50)})
+				if i < 2*n {
+					k.Requests[k6results.Key{Scenario: scenario, Name: name}] += 10
+					k.Total += 10
+				}
+			}
+			src, err := report.NewProfileSource("bench.pb.gz", buildProfile(ss...))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				r, err := report.New(b.Context(), src, report.Options{K6: k})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := len(r.RowsBy(report.ByName)); got != n {
+					b.Fatalf("%d name rows, want %d", got, n)
+				}
+			}
+		})
+	}
+}
