@@ -49,3 +49,44 @@ func BenchmarkManyNames(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDiffManyNames compares two reports of n k6_name rows (2
+// scenarios, scenario × name rows too). The machine-speed factor of each
+// row leaves out the rows it overlaps, so the time grows as rows².
+//
+//	go test -run '^$' -bench DiffManyNames -count 6 ./report
+func BenchmarkDiffManyNames(b *testing.B) {
+	for _, n := range []int{300, 1_000} {
+		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
+			side := func(f int64) *report.Report {
+				var ss []sample
+				k := &k6results.Results{Format: "json", Requests: map[k6results.Key]int64{},
+					Start: time.Unix(0, 0), End: time.Unix(20, 0)}
+				for i := range n {
+					scenario := []string{"a", "b"}[i%2]
+					name := fmt.Sprintf("/users/%d", i)
+					ss = append(ss, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": scenario, "k6_name": name},
+						n: 20 + f*int64(i%3)})
+					k.Requests[k6results.Key{Scenario: scenario, Name: name}] += 10
+					k.Total += 10
+				}
+				src, err := report.NewProfileSource("bench.pb.gz", buildProfile(ss...))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := report.New(b.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByScenario, report.ByName, report.ByScenarioName}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return r
+			}
+			before, after := side(1), side(2)
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := report.NewDiff(before, after, report.DiffOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -259,7 +259,7 @@ func (d *Diff) match(g Grouping) {
 	b, bkeys := merged(d.Before)
 	a, akeys := merged(d.After)
 	for _, k := range akeys {
-		if !slices.Contains(bkeys, k) {
+		if _, ok := b[k]; !ok {
 			bkeys = append(bkeys, k)
 		}
 	}
