@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"io"
 	"maps"
 	"slices"
@@ -663,7 +664,7 @@ func (b *builder) add(row Row) {
 // Poisson count, gives it: both ends of the count's interval times the CPU
 // of one sample, divided by the requests (exact: k6 counted them).
 func perRequest(c Count, requests int64, confidence float64, period time.Duration) Interval {
-	low, high := PoissonInterval(c.Samples, confidence)
+	low, high := stats.PoissonInterval(c.Samples, confidence)
 	perSample := float64(period)
 	if c.Samples > 0 {
 		perSample = float64(c.CPU) / float64(c.Samples)
