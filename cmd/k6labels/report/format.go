@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/k6labels/k6labels"
 	"io"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			if r.HasRequests {
 				switch {
 				case row.InOverflow:
-					cells = append(cells, fmt.Sprint(row.Requests), "in "+Overflow+"?", "")
+					cells = append(cells, fmt.Sprint(row.Requests), "in "+k6labels.OverflowValue+"?", "")
 				case row.Requests > 0:
 					cells = append(cells, fmt.Sprint(row.Requests), ms(row.PerRequest.Est), ms(row.PerRequest.Low)+"–"+ms(row.PerRequest.High))
 				default:

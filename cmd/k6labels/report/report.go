@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"io"
 	"maps"
@@ -25,12 +26,23 @@ import (
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 )
 
-// The pprof labels k6labels sets from k6's baggage members.
-const (
-	LabelRunID    = "k6_test_run_id"
-	LabelScenario = "k6_scenario"
-	LabelName     = "k6_name"
+// The pprof labels k6labels sets from k6's baggage members, named by the
+// middleware's own rule ([k6labels.LabelName]).
+var (
+	LabelRunID    = labelOf("k6.test_run_id")
+	LabelScenario = labelOf("k6.scenario")
+	LabelName     = labelOf("k6.name")
 )
+
+// labelOf returns the label name of baggage key k; it panics for a key
+// the middleware makes no label of.
+func labelOf(k string) string {
+	name, ok := k6labels.LabelName(k)
+	if !ok {
+		panic("k6labels makes no label of baggage key " + k)
+	}
+	return name
+}
 
 // A Grouping is the labels whose values make the rows of one table.
 type Grouping []string
@@ -512,7 +524,7 @@ func (b *builder) markOverflow() {
 	var cpu time.Duration
 	for _, g := range []Grouping{ByName, ByScenarioName} {
 		for _, row := range b.r.RowsBy(g) {
-			if row.Values[len(g)-1] == Overflow {
+			if row.Values[len(g)-1] == k6labels.OverflowValue {
 				cpu += row.CPU
 			}
 		}
@@ -532,7 +544,7 @@ func (b *builder) markOverflow() {
 	b.r.Notes = append(b.r.Notes, fmt.Sprintf("k6_name=%s holds %s of CPU: names past the middleware's cap on values per label "+
 		"(WithMaxValuesPerLabel, 1000 by default) are labelled %s, so rows of k6 names without a label of their own "+
 		"show no CPU per request (marked \"in %s?\"); raise the cap, or name requests in k6 with tags.name "+
-		"(or by route with WithRoutePattern) so that fewer names need one", Overflow, secs(cpu), Overflow, Overflow))
+		"(or by route with WithRoutePattern) so that fewer names need one", k6labels.OverflowValue, secs(cpu), k6labels.OverflowValue, k6labels.OverflowValue))
 }
 
 // checkNames lists k6 names without a label and fails when none has one.
@@ -571,10 +583,6 @@ func (b *builder) checkNames() error {
 	}
 	return nil
 }
-
-// Overflow is the k6_name value the middleware gives new names past its cap
-// on values per label (WithMaxValuesPerLabel).
-const Overflow = "_overflow"
 
 // labelled tells whether each of vals is a value the source's samples carry
 // for its label of g; a row with another value has no CPU to fetch.
