@@ -119,75 +119,20 @@ func (s *Server) deriveSeries(body []byte) ([]byte, string, bool) {
 			continue
 		}
 		rsvc, rms, ok := split(rec.Selector)
-		if ok && rsvc == svc && len(rms) == 0 && rec.ProfileType == req.ProfileType && rec.Start <= req.Start && rec.End >= req.End &&
-			emptyAnswer(x.Response) {
-			return []byte("{}"), x.Name, true // a service without profiles there: empty for every query
-		}
-		if !ok || rsvc != svc || len(rms) != 0 || rec.ProfileType != req.ProfileType || rec.Step != req.Step ||
-			rec.Start > req.Start || rec.End < req.End || (req.Start-rec.Start)%step != 0 {
+		if !ok || rsvc != svc || len(rms) != 0 || rec.ProfileType != req.ProfileType || rec.Start > req.Start || rec.End < req.End {
 			continue
 		}
-		usable := true
-		for _, m := range ms {
-			usable = usable && !m.not && slices.Contains(rec.GroupBy, m.name)
+		if emptyAnswer(x.Response) {
+			return []byte("{}"), x.Name, true // a service without profiles there: empty for every query
 		}
-		for _, g := range req.GroupBy {
-			usable = usable && slices.Contains(rec.GroupBy, g)
-		}
-		if !usable {
+		if rec.Step != req.Step || (req.Start-rec.Start)%step != 0 || !groups(rec.GroupBy, req.GroupBy, ms) {
 			continue
 		}
 		var ans seriesAnswer
 		if json.Unmarshal(x.Response, &ans) != nil {
 			continue
 		}
-		type key = string
-		sums := map[key]map[int64]float64{}
-		labelsOf := map[key][]seriesLabel{}
-		for _, ser := range ans.Series {
-			have := map[string]string{}
-			for _, l := range ser.Labels {
-				have[l.Name] = l.Value
-			}
-			match := true
-			for _, m := range ms {
-				match = match && have[m.name] == m.value
-			}
-			if !match {
-				continue
-			}
-			var ls []seriesLabel
-			for _, g := range req.GroupBy {
-				if v := have[g]; v != "" {
-					ls = append(ls, seriesLabel{g, v})
-				}
-			}
-			k := fmt.Sprint(ls)
-			if sums[k] == nil {
-				sums[k], labelsOf[k] = map[int64]float64{}, ls
-			}
-			for _, p := range ser.Points {
-				t, err := strconv.ParseInt(p.Timestamp, 10, 64)
-				if err != nil || t < req.Start || t > req.End || !s.visible(t, time.Duration(step)*time.Millisecond) {
-					continue
-				}
-				sums[k][t] += p.Value
-			}
-		}
-		var out seriesAnswer
-		for _, k := range slices.Sorted(maps.Keys(sums)) {
-			if len(sums[k]) == 0 {
-				continue
-			}
-			var pts []seriesPoint
-			for _, t := range slices.Sorted(maps.Keys(sums[k])) {
-				pts = append(pts, seriesPoint{sums[k][t], strconv.FormatInt(t, 10)})
-			}
-			out.Series = append(out.Series, struct {
-				Labels []seriesLabel `json:"labels,omitempty"`
-				Points []seriesPoint `json:"points"`
-			}{labelsOf[k], pts})
-		}
+		out := s.sumSeries(ans, req, ms, step)
 		b, err := json.Marshal(out)
 		if err != nil {
 			return nil, "", false
@@ -198,6 +143,76 @@ func (s *Server) deriveSeries(body []byte) ([]byte, string, bool) {
 		return b, x.Name, true
 	}
 	return nil, "", false
+}
+
+// groups tells whether a recording grouped by recorded holds every label
+// a request groups by or matches (with =, not !=).
+func groups(recorded, groupBy []string, ms []matcher) bool {
+	for _, m := range ms {
+		if m.not || !slices.Contains(recorded, m.name) {
+			return false
+		}
+	}
+	for _, g := range groupBy {
+		if !slices.Contains(recorded, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// sumSeries returns the series of a recorded answer that match ms, summed
+// by the request's group_by labels, with the points in its window that the
+// clock shows.
+func (s *Server) sumSeries(ans seriesAnswer, req seriesRequest, ms []matcher, step int64) seriesAnswer {
+	sums := map[string]map[int64]float64{}
+	labelsOf := map[string][]seriesLabel{}
+	for _, ser := range ans.Series {
+		have := map[string]string{}
+		for _, l := range ser.Labels {
+			have[l.Name] = l.Value
+		}
+		if !slices.ContainsFunc(ms, func(m matcher) bool { return have[m.name] != m.value }) {
+			var ls []seriesLabel
+			for _, g := range req.GroupBy {
+				if v := have[g]; v != "" {
+					ls = append(ls, seriesLabel{g, v})
+				}
+			}
+			k := fmt.Sprint(ls)
+			if sums[k] == nil {
+				sums[k], labelsOf[k] = map[int64]float64{}, ls
+			}
+			s.addPoints(sums[k], ser.Points, req, step)
+		}
+	}
+	var out seriesAnswer
+	for _, k := range slices.Sorted(maps.Keys(sums)) {
+		if len(sums[k]) == 0 {
+			continue
+		}
+		var pts []seriesPoint
+		for _, t := range slices.Sorted(maps.Keys(sums[k])) {
+			pts = append(pts, seriesPoint{sums[k][t], strconv.FormatInt(t, 10)})
+		}
+		out.Series = append(out.Series, struct {
+			Labels []seriesLabel `json:"labels,omitempty"`
+			Points []seriesPoint `json:"points"`
+		}{labelsOf[k], pts})
+	}
+	return out
+}
+
+// addPoints adds to sum the points in the request's window that the clock
+// shows, by timestamp.
+func (s *Server) addPoints(sum map[int64]float64, pts []seriesPoint, req seriesRequest, step int64) {
+	for _, p := range pts {
+		t, err := strconv.ParseInt(p.Timestamp, 10, 64)
+		if err != nil || t < req.Start || t > req.End || !s.visible(t, time.Duration(step)*time.Millisecond) {
+			continue
+		}
+		sum[t] += p.Value
+	}
 }
 
 // emptyAnswer tells whether a JSON answer holds nothing, as the server's
