@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"math"
 	"regexp"
@@ -16,6 +17,8 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, d.jsonDiff())
 	}
+	sticky := &texttab.Sticky{W: w}
+	w = sticky
 	d.writeHeader(w, f)
 	d.writeTables(w, f)
 	worse := d.writeWorse(w, f)
@@ -30,7 +33,7 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	for _, n := range d.Notes {
 		itemf(w, f, "Note: %s.", n)
 	}
-	return nil
+	return sticky.Err
 }
 
 // writeHeader writes the runs compared and how the rows are tested.
@@ -78,13 +81,13 @@ func (d *Diff) writeTables(w io.Writer, f Format) {
 		}
 	}
 	for _, g := range groups {
-		t := &table{head: []string{groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict"}}
+		t := texttab.New(groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict")
 		for _, dr := range d.Rows {
 			if slices.Equal(dr.By, g) {
-				t.add(d.cells(&dr)...)
+				t.Add(d.cells(&dr)...)
 			}
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
 }
 
@@ -130,11 +133,11 @@ func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 		if f == Markdown {
 			fmt.Fprintln(w)
 		}
-		t := &table{head: []string{"function", "before", "after", "growth"}}
+		t := texttab.New("function", "before", "after", "growth")
 		for _, fc := range dr.Grew {
-			t.add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
+			t.Add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
 	return worse
 }
