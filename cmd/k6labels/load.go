@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -126,7 +127,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 			return nil, err
 		}
 		r.Notes = append(r.Notes, notes...)
-		if ps, ok := src.(*report.PyroscopeSource); ok {
+		if ps, ok := src.(*pyrosource.Source); ok {
 			start, end := ps.Window()
 			if err := c.linkGrafana(r, start, end); err != nil {
 				return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -142,12 +143,12 @@ func (c *common) client() (*pyroscope.Client, error) {
 	return client, nil
 }
 
-func newPyroscopeSource(c *common, start, end time.Time) (*report.PyroscopeSource, error) {
+func newPyroscopeSource(c *common, start, end time.Time) (*pyrosource.Source, error) {
 	client, err := c.client()
 	if err != nil {
 		return nil, err
 	}
-	return report.NewPyroscopeSource(client, client.URL(), c.service, start, end), nil
+	return pyrosource.New(client, client.URL(), c.service, start, end), nil
 }
 
 // runsWindow returns the window of the runs command, widened to whole
@@ -222,7 +223,7 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 // onlyRun returns the only run of base's window; "" when there is none,
 // or several and no k6 results (the report sums them), and an error when
 // there are several and k6 results are of one.
-func onlyRun(ctx context.Context, base *report.PyroscopeSource, withK6 bool, start, end time.Time) (string, error) {
+func onlyRun(ctx context.Context, base *pyrosource.Source, withK6 bool, start, end time.Time) (string, error) {
 	totals, err := base.Totals(ctx)
 	if err != nil {
 		return "", err
@@ -246,7 +247,7 @@ func onlyRun(ctx context.Context, base *report.PyroscopeSource, withK6 bool, sta
 
 // checkRun returns base scoped to run id, or an error that lists the
 // runs there are when id has no CPU.
-func checkRun(ctx context.Context, base *report.PyroscopeSource, id string, start, end time.Time) (*report.PyroscopeSource, error) {
+func checkRun(ctx context.Context, base *pyrosource.Source, id string, start, end time.Time) (*pyrosource.Source, error) {
 	base = base.ForRun(id)
 	totals, err := base.Totals(ctx)
 	if err != nil {
@@ -281,7 +282,7 @@ func (c *common) incompleteNote(incomplete string) ([]string, error) {
 // no run id tells it from another local run, so its window is the k6
 // results' own, without margin. The note says what CPU of a local run
 // lies just outside it, also warned on stderr.
-func (c *common) localSource(ctx context.Context, base *report.PyroscopeSource, k *k6results.Results) (*report.PyroscopeSource, string, error) {
+func (c *common) localSource(ctx context.Context, base *pyrosource.Source, k *k6results.Results) (*pyrosource.Source, string, error) {
 	src := base.WithWindow(k.Start, k.End).ForRun(report.LocalRun)
 	before, after, err := src.LocalOutside(ctx, report.PyroscopeWindow)
 	if err != nil {
@@ -334,7 +335,7 @@ const uploadsDone = 2*report.PyroscopeWindow + 15*time.Second
 // profiles up to end, not longer than uploadsDone after end: later, more
 // waiting brings nothing. It returns why the answer may be incomplete, or
 // "" when it is not.
-func (c *common) waitUploaded(ctx context.Context, src *report.PyroscopeSource, end time.Time) (string, error) {
+func (c *common) waitUploaded(ctx context.Context, src *pyrosource.Source, end time.Time) (string, error) {
 	deadline := now().Add(c.pyro.wait)
 	if last := end.Add(uploadsDone); last.Before(deadline) {
 		deadline = last

@@ -233,7 +233,7 @@ func (d *Diff) match(g Grouping) {
 		for _, row := range r.RowsBy(g) {
 			k := d.rowKey(&row)
 			if old, ok := m[k]; ok {
-				old.Count = old.add(row.Count)
+				old.Count = old.Plus(row.Count)
 				old.Requests += row.Requests
 				old.InOverflow = old.InOverflow || row.InOverflow
 				self := map[string]Count{}
@@ -241,7 +241,7 @@ func (d *Diff) match(g Grouping) {
 					self[f] = c
 				}
 				for f, c := range row.self {
-					self[f] = self[f].add(c)
+					self[f] = self[f].Plus(c)
 				}
 				old.self = self
 				old.prof = nil

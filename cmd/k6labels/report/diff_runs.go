@@ -48,7 +48,7 @@ func mergeRuns(runs []*Report) *Report {
 	var profs []*profile.Profile
 	rowProfs := map[int][]*profile.Profile{}
 	for _, r := range runs {
-		m.Total, m.Unlabelled, m.K6 = m.Total.add(r.Total), m.Unlabelled.add(r.Unlabelled), m.K6.add(r.K6)
+		m.Total, m.Unlabelled, m.K6 = m.Total.Plus(r.Total), m.Unlabelled.Plus(r.Unlabelled), m.K6.Plus(r.K6)
 		m.Requests += r.Requests
 		m.HasRequests = m.HasRequests && r.HasRequests
 		if r.RunID != m.RunID {
@@ -72,11 +72,11 @@ func mergeRuns(runs []*Report) *Report {
 				m.Rows = append(m.Rows, Row{By: row.By, Values: row.Values, self: map[string]Count{}})
 			}
 			mr := &m.Rows[j]
-			mr.Count = mr.add(row.Count)
+			mr.Count = mr.Plus(row.Count)
 			mr.Requests += row.Requests
 			mr.InOverflow = mr.InOverflow || row.InOverflow
 			for f, c := range row.self {
-				mr.self[f] = mr.self[f].add(c)
+				mr.self[f] = mr.self[f].Plus(c)
 			}
 			if row.prof != nil {
 				rowProfs[j] = append(rowProfs[j], row.prof)

@@ -70,7 +70,7 @@ func (r *Report) remerge(sel func(*Row) bool) {
 				continue
 			}
 			for f, c := range row.self {
-				mr.self[f] = mr.self[f].add(c)
+				mr.self[f] = mr.self[f].Plus(c)
 			}
 			if row.prof != nil {
 				ps = append(ps, row.prof)
@@ -126,7 +126,7 @@ func sumRows(r *Report, sel func(*Row) bool) (map[string]Count, *profile.Profile
 			continue
 		}
 		for f, c := range row.self {
-			self[f] = self[f].add(c)
+			self[f] = self[f].Plus(c)
 		}
 		ps = append(ps, row.prof)
 	}

@@ -275,8 +275,10 @@ func (r *Report) jsonReport() jsonReport {
 // must start this much before the run to see the run's first samples.
 const PyroscopeWindow = 30 * time.Second
 
-// seriesStep is the SelectSeries resolution used for totals and runs.
-const seriesStep = 15 * time.Second
+// SeriesStep is the SelectSeries step of totals and runs: a run's points
+// are stamped with the end of their step, on a grid of this step from the
+// window's start.
+const SeriesStep = 15 * time.Second
 
 // A Run is one k6 test run a Pyroscope server has CPU of.
 type Run struct {
@@ -315,6 +317,6 @@ func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs 
 	}
 	writeTable(w, f, t)
 	fmt.Fprintf(w, "A point is the end of the %s step holding a profile's stamp, the start of its %s CPU window: a run's requests lie between %s before its first point and %s after its last.\n",
-		seriesStep, PyroscopeWindow, seriesStep, PyroscopeWindow)
+		SeriesStep, PyroscopeWindow, SeriesStep, PyroscopeWindow)
 	return sticky.Err
 }

@@ -52,14 +52,14 @@ func (r *Report) scopeToRun(runs []string, totals map[string]Count) {
 	var names []string
 	for _, id := range runs {
 		if id != r.RunID && id != ConnectionRow {
-			other = other.add(totals[id])
+			other = other.Plus(totals[id])
 			names = append(names, fmt.Sprintf("%s (%s)", id, secs(totals[id].CPU)))
 		}
 	}
 	if other.Samples == 0 && other.CPU == 0 {
 		return
 	}
-	r.Total = totals[r.RunID].add(totals[""]).add(totals[ConnectionRow])
+	r.Total = totals[r.RunID].Plus(totals[""]).Plus(totals[ConnectionRow])
 	r.OtherRuns = other
 	r.Notes = append(r.Notes, fmt.Sprintf("the source also holds %s of CPU of other test runs, left out of this report and of its shares: %s", secs(other.CPU), strings.Join(names, ", ")))
 }

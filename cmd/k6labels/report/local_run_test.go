@@ -14,6 +14,7 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -233,7 +234,7 @@ func TestPyroscopeLocalRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 12, 2, 18, 16, 30, 0, time.UTC)
-	src := report.NewPyroscopeSource(c, srv.URL, "svc", end.Add(-time.Hour), end)
+	src := pyrosource.New(c, srv.URL, "svc", end.Add(-time.Hour), end)
 
 	runs, err := src.Runs(t.Context())
 	if err != nil {

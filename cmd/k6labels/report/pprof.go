@@ -81,7 +81,7 @@ func (s *ProfileSource) Totals(context.Context) (map[string]Count, error) {
 		if len(smp.Label[connLabel]) > 0 {
 			id = ConnectionRow
 		}
-		c[id] = c[id].add(v)
+		c[id] = c[id].Plus(v)
 	}
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -70,7 +71,7 @@ func TestPyroscopeQueriesOnlyLabelledNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 12, 2, 18, 16, 30, 0, time.UTC)
-	src := report.NewPyroscopeSource(c, srv.URL, "svc", end.Add(-time.Hour), end)
+	src := pyrosource.New(c, srv.URL, "svc", end.Add(-time.Hour), end)
 	r := newReport(t, src, k)
 	if row := r.Row(report.ByName, "http://h:1/users/1500"); row == nil || row.Requests != 1 || row.Samples != 0 {
 		t.Errorf("row of a name without a label value: %+v, want 1 request and no samples", row)

@@ -6,7 +6,7 @@
 //
 // The profiles come from a [Source]: pprof CPU profiles whose samples carry
 // the labels ([NewProfileSource]), or a Pyroscope server, whose merged
-// profiles carry none, so that each grouping is one query ([NewPyroscopeSource]).
+// profiles carry none, so that each grouping is one query (package pyrosource).
 package report
 
 import (
@@ -125,7 +125,8 @@ type Count struct {
 	CPU     time.Duration
 }
 
-func (c Count) add(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
+// Plus returns the sum of c and d.
+func (c Count) Plus(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
 
 // A Source gives the CPU profiles that a report splits. Its methods are
 // called from one goroutine.
@@ -295,7 +296,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	r := &Report{Source: src.String(), Confidence: opts.Confidence, Unlabelled: totals[""]}
 	var runs []string
 	for id, c := range totals {
-		r.Total = r.Total.add(c)
+		r.Total = r.Total.Plus(c)
 		if id == ConnectionRow {
 			r.Connections = c
 			r.Notes = append(r.Notes, connNote(c))
@@ -340,7 +341,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 		r.K6 = totals[r.RunID]
 	} else {
 		for _, id := range runs {
-			r.K6 = r.K6.add(totals[id])
+			r.K6 = r.K6.Plus(totals[id])
 		}
 	}
 	if k := opts.K6; k != nil {
@@ -716,9 +717,9 @@ func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]C
 		} else {
 			c.Samples = int64((c.CPU + period/2) / period)
 		}
-		total = total.add(c)
+		total = total.Plus(c)
 		fn := selfFunc(s)
-		self[fn] = self[fn].add(c)
+		self[fn] = self[fn].Plus(c)
 	}
 	return total, self
 }
