@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofread"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"golang.org/x/term"
 )
@@ -154,7 +155,7 @@ func (c *common) readProfiles(ctx context.Context, where []string) ([]*profile.P
 	_, stop := c.status(fmt.Sprintf("reading %d profile(s)", len(where)))
 	defer stop()
 	for i, p := range where {
-		wg.Go(func() { ps[i], errs[i] = report.ReadProfileWith(ctx, c.hc, p, c.readOptions()) })
+		wg.Go(func() { ps[i], errs[i] = pprofread.ReadProfileWith(ctx, c.hc, p, c.readOptions()) })
 	}
 	wg.Wait()
 	return ps, errors.Join(errs...)
