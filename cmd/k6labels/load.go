@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -181,7 +182,7 @@ func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readS
 	if len(s.profiles) > 1 {
 		name = fmt.Sprintf("%d profiles merged (%s, …)", len(s.profiles), s.profiles[0])
 	}
-	src, err := report.NewProfileSource(name, ps...)
+	src, err := pprofsource.New(name, ps...)
 	if err != nil {
 		return nil, err
 	}

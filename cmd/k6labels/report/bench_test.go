@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkManyNames(b *testing.B) {
 					k.Total += 10
 				}
 			}
-			src, err := report.NewProfileSource("bench.pb.gz", buildProfile(ss...))
+			src, err := pprofsource.New("bench.pb.gz", buildProfile(ss...))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func BenchmarkDiffManyNames(b *testing.B) {
 					k.Requests[k6results.Key{Scenario: scenario, Name: name}] += 10
 					k.Total += 10
 				}
-				src, err := report.NewProfileSource("bench.pb.gz", buildProfile(ss...))
+				src, err := pprofsource.New("bench.pb.gz", buildProfile(ss...))
 				if err != nil {
 					b.Fatal(err)
 				}

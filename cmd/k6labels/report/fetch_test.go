@@ -8,18 +8,19 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
-// seriesSource is a ProfileSource whose Split gives counts only, as
+// seriesSource is a pprofsource.Source whose Split gives counts only, as
 // Pyroscope's SelectSeries does; it counts the profiles asked of it.
 type seriesSource struct {
-	*report.ProfileSource
+	*pprofsource.Source
 	asked []string
 }
 
 func (s *seriesSource) Split(ctx context.Context, g report.Grouping, scope []report.Matcher) (map[string]report.Part, error) {
-	parts, err := s.ProfileSource.Split(ctx, g, scope)
+	parts, err := s.Source.Split(ctx, g, scope)
 	for k, p := range parts {
 		var c report.Count
 		for _, smp := range p.Profile.Sample {
@@ -33,7 +34,7 @@ func (s *seriesSource) Split(ctx context.Context, g report.Grouping, scope []rep
 
 func (s *seriesSource) Profile(ctx context.Context, match []report.Matcher) (*profile.Profile, error) {
 	s.asked = append(s.asked, fmt.Sprint(match))
-	return s.ProfileSource.Profile(ctx, match)
+	return s.Source.Profile(ctx, match)
 }
 
 // TestFetchWorseRows: with a source that gives no row profiles at no cost,
@@ -54,11 +55,11 @@ func TestFetchWorseRows(t *testing.T) {
 			samples = append(samples, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": name}, n: 100})
 		}
 		samples = append(samples, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "/slow"}, n: slow, fn: "main.slow"})
-		ps, err := report.NewProfileSource("p.pb.gz", buildProfile(samples...))
+		ps, err := pprofsource.New("p.pb.gz", buildProfile(samples...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := &seriesSource{ProfileSource: ps}
+		src := &seriesSource{Source: ps}
 		r, err := report.New(t.Context(), src, report.Options{By: []report.Grouping{report.ByName}, Top: -1, K6: readK6(t, k6.String())})
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -67,7 +68,7 @@ func fxK6(t testing.TB, rel string) *k6results.Results {
 // and its k6 json results.
 func fx4Report(t testing.TB, opts report.Options) *report.Report {
 	t.Helper()
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	src, err := pprofsource.New("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestFixtureNoChangeDiff(t *testing.T) {
 // the second (k6 writes whole seconds in csv).
 func TestFixtureCSV(t *testing.T) {
 	js := fx4Report(t, report.Options{})
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	src, err := pprofsource.New("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
@@ -91,7 +92,7 @@ func TestManyRows(t *testing.T) {
 	for i := range 10_001 {
 		samples = append(samples, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_name": fmt.Sprintf("/users/%d", i)}, n: 1})
 	}
-	src, err := report.NewProfileSource("many.pb.gz", buildProfile(samples...))
+	src, err := pprofsource.New("many.pb.gz", buildProfile(samples...))
 	if err != nil {
 		t.Fatal(err)
 	}

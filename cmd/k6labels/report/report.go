@@ -5,7 +5,7 @@
 // sampling noise.
 //
 // The profiles come from a [Source]: pprof CPU profiles whose samples carry
-// the labels ([NewProfileSource]), or a Pyroscope server, whose merged
+// the labels (package pprofsource), or a Pyroscope server, whose merged
 // profiles carry none, so that each grouping is one query (package pyrosource).
 package report
 
@@ -686,15 +686,15 @@ func perRequest(c Count, requests int64, confidence float64, period time.Duratio
 	}
 }
 
-// cpuIndex returns the index of the cpu/nanoseconds sample value, or -1.
-func cpuIndex(p *profile.Profile) int {
+// CPUIndex returns the index of the cpu/nanoseconds sample value, or -1.
+func CPUIndex(p *profile.Profile) int {
 	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
 		return st.Type == "cpu" && st.Unit == "nanoseconds"
 	})
 }
 
-// countIndex returns the index of the samples/count sample value, or -1.
-func countIndex(p *profile.Profile) int {
+// CountIndex returns the index of the samples/count sample value, or -1.
+func CountIndex(p *profile.Profile) int {
 	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
 		return st.Type == "samples" && st.Unit == "count"
 	})
@@ -705,7 +705,7 @@ func countIndex(p *profile.Profile) int {
 // as CPU / period (Pyroscope's merged profiles).
 func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]Count) {
 	self := map[string]Count{}
-	ci, ni := cpuIndex(p), countIndex(p)
+	ci, ni := CPUIndex(p), CountIndex(p)
 	if ci < 0 {
 		return Count{}, self
 	}
