@@ -97,3 +97,30 @@ func TestFetchWorseRows(t *testing.T) {
 		}
 	}
 }
+
+// TestProfilesOption: with a source that gives counts only, rows get their
+// profiles (for flame graphs) with Options.Profiles, and only the scenario
+// rows, whose top functions are listed, without it.
+func TestProfilesOption(t *testing.T) {
+	var samples []sample
+	for _, name := range []string{"/a", "/b"} {
+		samples = append(samples, sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": name}, n: 10})
+	}
+	ps, err := pprofsource.New("p.pb.gz", buildProfile(samples...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, all := range []bool{false, true} {
+		src := &seriesSource{Source: ps}
+		r, err := report.New(t.Context(), src, report.Options{Profiles: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range r.Rows {
+			want := all || row.By.String() == report.LabelScenario
+			if got := row.Profile() != nil; got != want || row.Samples != 10 && row.Samples != 20 {
+				t.Errorf("Profiles %v: row %s=%s has a profile %v (want %v), %d samples", all, row.By, row.Key(), got, want, row.Samples)
+			}
+		}
+	}
+}
