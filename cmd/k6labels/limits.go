@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofread"
 )
 
 // limits bound what the command reads of each input, once decompressed.
@@ -13,18 +13,18 @@ type limits struct {
 }
 
 // profileURLMargin is added to a profile URL's seconds for its timeout
-// (report.DefaultURLMargin; tests shorten it).
-var profileURLMargin = report.DefaultURLMargin
+// (pprofread.DefaultURLMargin; tests shorten it).
+var profileURLMargin = pprofread.DefaultURLMargin
 
 // limitFlags adds the flags of c.limits.
 func (c *common) limitFlags() {
-	c.maxProfile = report.DefaultMaxProfileBytes
+	c.maxProfile = pprofread.DefaultMaxProfileBytes
 	c.maxK6 = k6results.DefaultMaxBytes
 	c.fs.Var(&c.maxProfile, "max-profile-bytes", "refuse a pprof profile larger than `size` once decompressed (such as 512MiB)")
 	c.fs.Var(&c.maxK6, "max-k6-bytes", "refuse k6 results larger than `size` once decompressed (such as 64GiB)")
 }
 
 // readOptions are how c reads a profile.
-func (c *common) readOptions() report.ReadOptions {
-	return report.ReadOptions{MaxBytes: int64(c.maxProfile), URLMargin: profileURLMargin}
+func (c *common) readOptions() pprofread.ReadOptions {
+	return pprofread.ReadOptions{MaxBytes: int64(c.maxProfile), URLMargin: profileURLMargin}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -126,7 +128,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 			return nil, err
 		}
 		r.Notes = append(r.Notes, notes...)
-		if ps, ok := src.(*report.PyroscopeSource); ok {
+		if ps, ok := src.(*pyrosource.Source); ok {
 			start, end := ps.Window()
 			if err := c.linkGrafana(r, start, end); err != nil {
 				return nil, err
@@ -180,7 +182,7 @@ func (c *common) build(ctx context.Context, s side, ps []*profile.Profile, readS
 	if len(s.profiles) > 1 {
 		name = fmt.Sprintf("%d profiles merged (%s, …)", len(s.profiles), s.profiles[0])
 	}
-	src, err := report.NewProfileSource(name, ps...)
+	src, err := pprofsource.New(name, ps...)
 	if err != nil {
 		return nil, err
 	}

@@ -55,12 +55,15 @@ func TestPyroscopeProgress(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, text)
 	}
-	// One line per row profile: 2 scenarios and the 3 names fx1 has samples
-	// of (none landed in "/": README).
-	for _, want := range []string{"k6labels: profile 1: k6_scenario=", "k6labels: profile 5: k6_name="} {
+	// One line per row profile: the 2 scenarios, whose functions are
+	// listed; the name rows' CPU is one SelectSeries, with no line.
+	for _, want := range []string{"k6labels: profile 1: k6_scenario=", "k6labels: profile 2: k6_scenario="} {
 		if !strings.Contains(text, want) {
 			t.Errorf("terminal lacks %q:\n%q", want, text)
 		}
+	}
+	if strings.Contains(text, "k6_name=") {
+		t.Errorf("a profile fetched for a name row, whose functions are not listed:\n%q", text)
 	}
 	if strings.Contains(out.String(), "k6labels: profile") {
 		t.Errorf("progress on stdout:\n%s", out.String())

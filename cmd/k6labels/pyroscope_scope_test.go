@@ -107,9 +107,10 @@ func TestPyroscopeOneRunAtATime(t *testing.T) {
 			}
 		}
 		// Upload check, run totals, no-label totals, 2 label values,
-		// the run's profile, 2 scenarios, 3 names (fx1 has no sample of "/").
-		if n != 11 {
-			t.Errorf("%d queries, want 11: %q", n, seen())
+		// the run's profile, one SelectSeries per grouping (2), the
+		// profiles of the 2 scenarios (whose functions are listed).
+		if n != 10 {
+			t.Errorf("%d queries, want 10: %q", n, seen())
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -142,12 +143,12 @@ func (c *common) client() (*pyroscope.Client, error) {
 	return client, nil
 }
 
-func newPyroscopeSource(c *common, start, end time.Time) (*report.PyroscopeSource, error) {
+func newPyroscopeSource(c *common, start, end time.Time) (*pyrosource.Source, error) {
 	client, err := c.client()
 	if err != nil {
 		return nil, err
 	}
-	return report.NewPyroscopeSource(client, client.URL(), c.service, start, end), nil
+	return pyrosource.New(client, client.URL(), c.service, start, end), nil
 }
 
 // runsWindow returns the window of the runs command, widened to whole
@@ -179,98 +180,135 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 	if err != nil {
 		return nil, "", nil, err
 	}
-	var notes []string
 	var incomplete string
 	if k != nil {
 		if incomplete, err = c.waitUploaded(ctx, base, k.End); err != nil {
 			return nil, "", nil, err
 		}
 	}
-	// warn adds the note of an incomplete upload, once the run's data is
-	// known to be there (else the error that it is not says more).
-	warn := func() error {
-		if incomplete == "" {
-			return nil
-		}
-		if c.pyro.strict {
-			return fmt.Errorf("%w: %s; --strict refuses to answer: ask again later, or raise --wait", errIncomplete, incomplete)
-		}
-		fmt.Fprintf(c.stderr, "k6labels: warning: %s\n", incomplete)
-		notes = append(notes, incomplete+"; ask again later, raise --wait, or use --strict to fail instead")
-		return nil
-	}
-	if runID == "" {
-		totals, err := base.Totals(ctx)
+	switch {
+	case runID == "":
+		id, err := onlyRun(ctx, base, k != nil, start, end)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		var runs []string
-		for id := range totals {
-			if id != "" {
-				runs = append(runs, id)
-			}
+		if id == "" {
+			return base, "", nil, nil // no run, or several without k6 results: New says so
 		}
-		slices.Sort(runs)
-		switch {
-		case len(runs) == 1:
-			runID = runs[0]
-		case len(runs) > 1 && k != nil:
-			return nil, "", nil, fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass --run-id to say which one the k6 results are of",
-				report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals))
-		case len(runs) > 1:
-			return base, "", nil, nil // no k6 results: every run, as the report's note says
-		default:
-			return base, "", notes, nil // no k6 labels: New says so
-		}
-	} else if runID != report.LocalRun {
-		base = base.ForRun(runID)
-		totals, err := base.Totals(ctx)
-		if err != nil {
+		runID = id
+	case runID != report.LocalRun:
+		if base, err = checkRun(ctx, base, runID, start, end); err != nil {
 			return nil, "", nil, err
 		}
-		if totals[runID].Samples == 0 {
-			// Say what there is: the one query of other runs, in an error.
-			all, err := base.ForRun("").Totals(ctx)
-			if err != nil {
-				return nil, "", nil, err
-			}
-			return nil, "", nil, fmt.Errorf("%w: no CPU with %s=%q in %s from %s to %s; it has %s",
-				report.ErrNoData, report.LabelRunID, runID, base, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(all))
-		}
 	}
-	if err := warn(); err != nil {
+	// The note of an incomplete upload, once the run's data is known to
+	// be there (else the error that it is not says more).
+	notes, err := c.incompleteNote(incomplete)
+	if err != nil {
 		return nil, "", nil, err
 	}
 	if runID != report.LocalRun || k == nil || c.start != "" || c.end != "" {
 		return base.ForRun(runID), runID, notes, nil
 	}
-	// A local run: no run id tells it from another local run, so no margin.
-	src := base.WithWindow(k.Start, k.End).ForRun(report.LocalRun)
-	before, after, err := src.LocalOutside(ctx, report.PyroscopeWindow)
+	src, note, err := c.localSource(ctx, base, k)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	return src, runID, notes, nil
+}
+
+// onlyRun returns the only run of base's window; "" when there is none,
+// or several and no k6 results (the report sums them), and an error when
+// there are several and k6 results are of one.
+func onlyRun(ctx context.Context, base *pyrosource.Source, withK6 bool, start, end time.Time) (string, error) {
+	totals, err := base.Totals(ctx)
+	if err != nil {
+		return "", err
+	}
+	var runs []string
+	for id := range totals {
+		if id != "" {
+			runs = append(runs, id)
+		}
+	}
+	slices.Sort(runs)
+	switch {
+	case len(runs) == 1:
+		return runs[0], nil
+	case len(runs) > 1 && withK6:
+		return "", fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass --run-id to say which one the k6 results are of",
+			report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals))
+	}
+	return "", nil
+}
+
+// checkRun returns base scoped to run id, or an error that lists the
+// runs there are when id has no CPU.
+func checkRun(ctx context.Context, base *pyrosource.Source, id string, start, end time.Time) (*pyrosource.Source, error) {
+	base = base.ForRun(id)
+	totals, err := base.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if totals[id].Samples > 0 {
+		return base, nil
+	}
+	// Say what there is: the one query of other runs, in an error.
+	all, err := base.ForRun("").Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%w: no CPU with %s=%q in %s from %s to %s; it has %s",
+		report.ErrNoData, report.LabelRunID, id, base, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(all))
+}
+
+// incompleteNote returns the notes of an incomplete upload (none for ""),
+// warning on stderr, or under --strict the error.
+func (c *common) incompleteNote(incomplete string) ([]string, error) {
+	if incomplete == "" {
+		return nil, nil
+	}
+	if c.pyro.strict {
+		return nil, fmt.Errorf("%w: %s; --strict refuses to answer: ask again later, or raise --wait", errIncomplete, incomplete)
+	}
+	fmt.Fprintf(c.stderr, "k6labels: warning: %s\n", incomplete)
+	return []string{incomplete + "; ask again later, raise --wait, or use --strict to fail instead"}, nil
+}
+
+// localSource returns the source of a local run (k6 labels, no run id):
+// no run id tells it from another local run, so its window is the k6
+// results' own, without margin. The note says what CPU of a local run
+// lies just outside it, also warned on stderr.
+func (c *common) localSource(ctx context.Context, base *pyrosource.Source, k *k6results.Results) (*pyrosource.Source, string, error) {
+	src := base.WithWindow(k.Start, k.End).ForRun(report.LocalRun)
+	before, after, err := src.LocalOutside(ctx, report.PyroscopeWindow)
+	if err != nil {
+		return nil, "", err
+	}
 	if totals, err := src.Totals(ctx); err != nil || totals[report.LocalRun].Samples == 0 {
 		if err != nil && !errors.Is(err, report.ErrNoData) {
-			return nil, "", nil, err
+			return nil, "", err
 		}
-		return nil, "", nil, fmt.Errorf("%w: no profile of a local k6 run (k6 labels, no test run id) of service %q is stamped within its k6 results' range, %s to %s, the only window that holds no other local run's; "+
+		return nil, "", fmt.Errorf("%w: no profile of a local k6 run (k6 labels, no test run id) of service %q is stamped within its k6 results' range, %s to %s, the only window that holds no other local run's; "+
 			"%.2fs of such CPU is in the profiles stamped in the %s before it (this run's, another's, or both: Pyroscope stamps a profile with the start of its %s window). "+
 			"Set K6_CLOUDRUN_TEST_RUN_ID (k6 run -e K6_CLOUDRUN_TEST_RUN_ID=build-124) so that the run can be told apart",
 			report.ErrNoData, c.service, k.Start.UTC().Format(time.RFC3339), k.End.UTC().Format(time.RFC3339), before.Seconds(), report.PyroscopeWindow, report.PyroscopeWindow)
 	}
-	if before > 0 || after > 0 {
-		note := fmt.Sprintf("a local k6 run's CPU (k6 labels, no test run id) is in profiles stamped outside this run's k6 results: %.2fs in the %s before its first request, %.2fs in the %s after its last. "+
-			"It is not counted: it may be another local run's, or (before) this run's own first seconds, as Pyroscope stamps a profile with the start of its %s window, so this run's CPU per request may be low by up to that much",
-			before.Seconds(), report.PyroscopeWindow, after.Seconds(), report.PyroscopeWindow, report.PyroscopeWindow)
-		if after > 0 {
-			note += "; and the profile holding its last request, counted, also covers seconds after it in which a local run was active"
-		}
-		note += ". Set K6_CLOUDRUN_TEST_RUN_ID (k6 run -e K6_CLOUDRUN_TEST_RUN_ID=build-124) to tell runs apart"
-		notes = append(notes, note)
-		fmt.Fprintf(c.stderr, "k6labels: warning: %s\n", note)
+	if before == 0 && after == 0 {
+		return src, "", nil
 	}
-	return src, runID, notes, nil
+	note := fmt.Sprintf("a local k6 run's CPU (k6 labels, no test run id) is in profiles stamped outside this run's k6 results: %.2fs in the %s before its first request, %.2fs in the %s after its last. "+
+		"It is not counted: it may be another local run's, or (before) this run's own first seconds, as Pyroscope stamps a profile with the start of its %s window, so this run's CPU per request may be low by up to that much",
+		before.Seconds(), report.PyroscopeWindow, after.Seconds(), report.PyroscopeWindow, report.PyroscopeWindow)
+	if after > 0 {
+		note += "; and the profile holding its last request, counted, also covers seconds after it in which a local run was active"
+	}
+	note += ". Set K6_CLOUDRUN_TEST_RUN_ID (k6 run -e K6_CLOUDRUN_TEST_RUN_ID=build-124) to tell runs apart"
+	fmt.Fprintf(c.stderr, "k6labels: warning: %s\n", note)
+	return src, note, nil
 }
 
 // describeRuns lists the runs of Totals with their CPU: "fx1 (23.77s), …".
@@ -297,7 +335,7 @@ const uploadsDone = 2*report.PyroscopeWindow + 15*time.Second
 // profiles up to end, not longer than uploadsDone after end: later, more
 // waiting brings nothing. It returns why the answer may be incomplete, or
 // "" when it is not.
-func (c *common) waitUploaded(ctx context.Context, src *report.PyroscopeSource, end time.Time) (string, error) {
+func (c *common) waitUploaded(ctx context.Context, src *pyrosource.Source, end time.Time) (string, error) {
 	deadline := now().Add(c.pyro.wait)
 	if last := end.Add(uploadsDone); last.Before(deadline) {
 		deadline = last

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -87,23 +86,4 @@ func (c *common) status(what string) (w io.Writer, stop func()) {
 	}
 	s, stop := startStatus(c.stderr, what, statusAfter, statusEvery, time.Now)
 	return s, stop
-}
-
-// version is the module version of the build: the tag a go install
-// @version build was made from, "(devel)" for a build in a checkout.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Version == "" {
-		return "(devel)"
-	}
-	return bi.Main.Version
-}
-
-func runVersion(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "k6labels version: unexpected arguments %q\n", args)
-		return errUsage
-	}
-	fmt.Fprintf(stdout, "k6labels %s\n", version())
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofread"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/trace"
 )
@@ -63,7 +64,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 		perr error
 	)
 	if len(s.profiles) == 1 {
-		wg.Go(func() { prof, perr = report.ReadProfileWith(ctx, c.hc, s.profiles[0], c.readOptions()) })
+		wg.Go(func() { prof, perr = pprofread.ReadProfileWith(ctx, c.hc, s.profiles[0], c.readOptions()) })
 	}
 	tr, terr := c.readTrace(ctx, tf.src)
 	wg.Wait()

@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -42,7 +43,7 @@ func readFixture(t testing.TB) (*profile.Profile, *k6results.Results) {
 
 func newReport(t testing.TB, p *profile.Profile, k *k6results.Results) *report.Report {
 	t.Helper()
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", p)
+	src, err := pprofsource.New("fx4.cpu.pb.gz", p)
 	if err != nil {
 		t.Fatal(err)
 	}

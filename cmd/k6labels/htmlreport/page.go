@@ -9,6 +9,7 @@ package htmlreport
 import (
 	_ "embed"
 	"fmt"
+	"github.com/k6labels/k6labels"
 	"html"
 	"io"
 	"math"
@@ -171,7 +172,7 @@ func WriteReport(w io.Writer, r *report.Report) error {
 			if r.HasRequests {
 				switch {
 				case row.InOverflow:
-					cells = append(cells, fmt.Sprint(row.Requests), "in "+esc(report.Overflow)+"?", "")
+					cells = append(cells, fmt.Sprint(row.Requests), "in "+esc(k6labels.OverflowValue)+"?", "")
 				case row.Requests > 0:
 					cells = append(cells, fmt.Sprint(row.Requests), msr(row.PerRequest.Est), msr(row.PerRequest.Low)+"–"+msr(row.PerRequest.High))
 				default:

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"math"
 	"slices"
 	"strings"
@@ -41,10 +42,6 @@ type DiffOptions struct {
 // unchanged route's CPU per request between real runs of the demo service
 // on a shared 2-core machine was 4–6% per run.
 const DefaultRunSD = 0.05
-
-// power is the probability at which a row's smallest detectable change
-// is computed.
-const power = 0.8
 
 // minMedianRows is the fewest k6_name rows the median normalization needs:
 // with fewer, one costlier route moves the median (simulated: with 3 routes
@@ -236,7 +233,7 @@ func (d *Diff) match(g Grouping) {
 		for _, row := range r.RowsBy(g) {
 			k := d.rowKey(&row)
 			if old, ok := m[k]; ok {
-				old.Count = old.add(row.Count)
+				old.Count = old.Plus(row.Count)
 				old.Requests += row.Requests
 				old.InOverflow = old.InOverflow || row.InOverflow
 				self := map[string]Count{}
@@ -244,7 +241,7 @@ func (d *Diff) match(g Grouping) {
 					self[f] = c
 				}
 				for f, c := range row.self {
-					self[f] = self[f].add(c)
+					self[f] = self[f].Plus(c)
 				}
 				old.self = self
 				old.prof = nil
@@ -259,7 +256,7 @@ func (d *Diff) match(g Grouping) {
 	b, bkeys := merged(d.Before)
 	a, akeys := merged(d.After)
 	for _, k := range akeys {
-		if !slices.Contains(bkeys, k) {
+		if _, ok := b[k]; !ok {
 			bkeys = append(bkeys, k)
 		}
 	}
@@ -296,8 +293,8 @@ func (d *Diff) comparable(dr *DiffRow) bool {
 
 // logRatio returns the log of after/before rate of dr and its variance.
 func (d *Diff) logRatio(dr *DiffRow) (float64, float64) {
-	l1, v1 := logRate(dr.Before.Samples, d.exposure(d.Before, dr.Before))
-	l2, v2 := logRate(dr.After.Samples, d.exposure(d.After, dr.After))
+	l1, v1 := stats.LogRate(dr.Before.Samples, d.exposure(d.Before, dr.Before))
+	l2, v2 := stats.LogRate(dr.After.Samples, d.exposure(d.After, dr.After))
 	return l2 - l1, v1 + v2
 }
 
@@ -343,11 +340,11 @@ func (d *Diff) stats(cv float64) {
 				x, v = append(x, d.stat[j].l), append(v, d.stat[j].a)
 			}
 		}
-		t, ok := excessVariance(x, v)
-		if !ok {
+		e := stats.ExcessVariance(x, v)
+		if e.Warning != "" {
 			return floor
 		}
-		return max(floor, t)
+		return max(floor, e.Tau2)
 	}
 	d.tau2 = estimate(-1)
 	for i := range d.stat {
@@ -521,9 +518,9 @@ func (d *Diff) factorFor(i int) factor {
 		}
 		var w []float64
 		if d.method == "median" {
-			w = nearMedianWeights(ls, vs)
+			w = stats.NearMedianWeights(ls, vs)
 		} else {
-			w = precisionWeights(vs)
+			w = stats.PrecisionWeights(vs)
 		}
 		var f factor
 		for k, j := range others {
@@ -542,8 +539,8 @@ func (d *Diff) factorFor(i int) factor {
 		if k1 <= 0 || k2 <= 0 || n1 <= 0 || n2 <= 0 {
 			k1, k2, n1, n2 = d.Before.K6.Samples, d.After.K6.Samples, d.Before.Requests, d.After.Requests
 		}
-		l1, v1 := logRate(k1, float64(n1))
-		l2, v2 := logRate(k2, float64(n2))
+		l1, v1 := stats.LogRate(k1, float64(n1))
+		l2, v2 := stats.LogRate(k2, float64(n2))
 		f := factor{log: l2 - l1, a: v1 + v2}
 		if len(d.eligible) > 0 {
 			f.b = d.tau2 / float64(len(d.eligible))
@@ -555,44 +552,6 @@ func (d *Diff) factorFor(i int) factor {
 	// row:KEY
 	c := d.control
 	return factor{log: d.stat[c].l, a: d.stat[c].a, b: d.stat[c].tau2}
-}
-
-// nearMedianWeights returns the weights of the factor of --normalize
-// median: the median of x finds the rows that did not change; the factor
-// is the precision-weighted mean (variances v) of the median row(s) and
-// the rows within 3 of their own standard errors of it.
-func nearMedianWeights(x, v []float64) []float64 {
-	w := median(x)
-	var m float64
-	for j := range x {
-		m += w[j] * x[j]
-	}
-	out := make([]float64, len(x))
-	var sum float64
-	for j := range x {
-		if math.Abs(x[j]-m) <= 3*math.Sqrt(v[j]) || w[j] > 0 {
-			out[j] = 1 / v[j]
-			sum += out[j]
-		}
-	}
-	for j := range out {
-		out[j] /= sum
-	}
-	return out
-}
-
-// precisionWeights returns weights proportional to 1/v, summing to 1.
-func precisionWeights(v []float64) []float64 {
-	out := make([]float64, len(v))
-	var sum float64
-	for j := range v {
-		out[j] = 1 / v[j]
-		sum += out[j]
-	}
-	for j := range out {
-		out[j] /= sum
-	}
-	return out
 }
 
 // A Shift is every reference row moving together, found in the raw
@@ -634,11 +593,11 @@ func (d *Diff) uniform() {
 	if opposite > m/10 {
 		return
 	}
-	p := normalTwoSided(mu / se)
-	if p > d.Alpha || chiSquareUpper(q, m-1) < d.Alpha {
+	p := stats.NormalTwoSided(mu / se)
+	if p > d.Alpha || stats.ChiSquareUpper(q, m-1) < d.Alpha {
 		return
 	}
-	z := normalQuantile(0.975)
+	z := stats.NormalQuantile(0.975)
 	d.Uniform = &Shift{Change: math.Exp(mu) - 1, Low: math.Exp(mu-z*se) - 1, High: math.Exp(mu+z*se) - 1, Rows: m, P: p}
 	if d.method == "none" && strings.HasPrefix(d.Normalize, "none (") {
 		d.method, d.Normalize = "uniform", "uniform"
@@ -651,7 +610,7 @@ func (d *Diff) uniform() {
 // their variances; Holm's procedure over all tested rows. A row within
 // noise whose smallest detectable change exceeds Detect is inconclusive.
 func (d *Diff) test() {
-	z := normalQuantile(0.975)
+	z := stats.NormalQuantile(0.975)
 	var tested []int
 	var ps, ls, as, bs []float64
 	for i := range d.Rows {
@@ -699,21 +658,21 @@ func (d *Diff) test() {
 		a, b := st.a+f.a, st.tau2+f.b
 		sd := math.Sqrt(a + b)
 		dr.Low, dr.High = math.Exp(l-z*sd)-1, math.Exp(l+z*sd)-1
-		dr.P = normalTwoSided(l / sd)
+		dr.P = stats.NormalTwoSided(l / sd)
 		tested = append(tested, i)
 		ps, ls, as, bs = append(ps, dr.P), append(ls, l), append(as, a), append(bs, b)
 	}
 	d.Tested = len(tested)
-	for j, rej := range holm(ps, d.Alpha) {
+	for j, rej := range stats.Holm(ps, d.Alpha) {
 		dr := &d.Rows[tested[j]]
 		dr.Beyond = rej
 		// The smallest change the family's test sees with 80% power: the
 		// first rejection of Holm's procedure is at Alpha / rows tested.
 		level := d.Alpha / float64(d.Tested)
-		dr.Detectable = math.Exp(detectable(as[j]+bs[j], level)) - 1
-		target := math.Log1p(d.Detect) / detectable(1, level)
+		dr.Detectable = math.Exp(stats.Detectable(as[j]+bs[j], level)) - 1
+		target := math.Log1p(d.Detect) / stats.Detectable(1, level)
 		target *= target
-		dr.atLength = math.Exp(detectable(bs[j], level)) - 1
+		dr.atLength = math.Exp(stats.Detectable(bs[j], level)) - 1
 		dr.Longer = math.Inf(1)
 		if target > bs[j] {
 			// 2% over: the counts' +½ does not shrink with the length.
@@ -957,7 +916,7 @@ func (d *Diff) mixExplains(i int, l, v, level float64) bool {
 	if mix*l <= 0 {
 		return false
 	}
-	return math.Abs(l-mix)/math.Sqrt(v) < normalQuantile(1-level/2)
+	return math.Abs(l-mix)/math.Sqrt(v) < stats.NormalQuantile(1-level/2)
 }
 
 // verdict is a tested row's verdict: worse or better when the test

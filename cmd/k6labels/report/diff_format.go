@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"math"
 	"regexp"
@@ -16,6 +17,27 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, d.jsonDiff())
 	}
+	sticky := &texttab.Sticky{W: w}
+	w = sticky
+	d.writeHeader(w, f)
+	d.writeTables(w, f)
+	worse := d.writeWorse(w, f)
+	for _, dr := range d.Rows {
+		if dr.Verdict == MixChange {
+			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
+				strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Mix))
+		}
+	}
+	d.writeInconclusive(w, f, worse)
+	d.writeLinks(w, f)
+	for _, n := range d.Notes {
+		itemf(w, f, "Note: %s.", n)
+	}
+	return sticky.Err
+}
+
+// writeHeader writes the runs compared and how the rows are tested.
+func (d *Diff) writeHeader(w io.Writer, f Format) {
 	heading(w, f, 2, "k6labels diff: "+d.measure()+", before → after")
 	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before, "every test run"), elapsed(d.Before))
 	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After, "every test run"), elapsed(d.After))
@@ -48,6 +70,10 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", Change(d.Detect))
 	itemf(w, f, "The 95%% interval is each row's own, not adjusted for the %d rows tested as the verdict is: a row whose interval excludes 0 can still be within noise.", d.Tested)
 	fmt.Fprintln(w)
+}
+
+// writeTables writes one table of rows per grouping.
+func (d *Diff) writeTables(w io.Writer, f Format) {
 	var groups []Grouping
 	for _, dr := range d.Rows {
 		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, dr.By) }) {
@@ -55,32 +81,41 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 	}
 	for _, g := range groups {
-		t := &table{head: []string{groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict"}}
+		t := texttab.New(groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict")
 		for _, dr := range d.Rows {
-			if !slices.Equal(dr.By, g) {
-				continue
+			if slices.Equal(dr.By, g) {
+				t.Add(d.cells(&dr)...)
 			}
-			cells := []string{dr.Key}
-			if dr.Before != nil && dr.After != nil && dr.Verdict != InOverflow {
-				cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), Change(dr.Raw), Change(dr.Normalized))
-			} else {
-				cells = append(cells, "", "", "", "")
-			}
-			interval := ""
-			if !math.IsNaN(dr.Low) {
-				interval = Change(dr.Low) + " … " + Change(dr.High)
-			}
-			detect := ""
-			switch {
-			case math.IsInf(dr.Detectable, 1):
-				detect = "more runs"
-			case !math.IsNaN(dr.Detectable):
-				detect = "±" + strings.TrimPrefix(Change(dr.Detectable), "+")
-			}
-			t.add(append(cells, interval, detect, dr.Verdict)...)
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
+}
+
+// cells returns the cells of dr's line in its grouping's table.
+func (d *Diff) cells(dr *DiffRow) []string {
+	cells := []string{dr.Key}
+	if dr.Before != nil && dr.After != nil && dr.Verdict != InOverflow {
+		cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), Change(dr.Raw), Change(dr.Normalized))
+	} else {
+		cells = append(cells, "", "", "", "")
+	}
+	interval := ""
+	if !math.IsNaN(dr.Low) {
+		interval = Change(dr.Low) + " … " + Change(dr.High)
+	}
+	detect := ""
+	switch {
+	case math.IsInf(dr.Detectable, 1):
+		detect = "more runs"
+	case !math.IsNaN(dr.Detectable):
+		detect = "±" + strings.TrimPrefix(Change(dr.Detectable), "+")
+	}
+	return append(cells, interval, detect, dr.Verdict)
+}
+
+// writeWorse writes the rows that got costlier with the functions that
+// grew in them, and tells whether there was one.
+func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 	worse := false
 	for _, dr := range d.Rows {
 		if dr.Verdict != Worse {
@@ -98,18 +133,18 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		if f == Markdown {
 			fmt.Fprintln(w)
 		}
-		t := &table{head: []string{"function", "before", "after", "growth"}}
+		t := texttab.New("function", "before", "after", "growth")
 		for _, fc := range dr.Grew {
-			t.add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
+			t.Add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
-	for _, dr := range d.Rows {
-		if dr.Verdict == MixChange {
-			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
-				strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Mix))
-		}
-	}
+	return worse
+}
+
+// writeInconclusive writes the verdict line when no row got worse, and
+// the rows the diff cannot vouch for.
+func (d *Diff) writeInconclusive(w io.Writer, f Format, worse bool) {
 	inconclusive := d.Inconclusive()
 	if !worse {
 		if len(inconclusive) > 0 {
@@ -126,11 +161,6 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 		}
 		fmt.Fprintln(w)
 	}
-	d.writeLinks(w, f)
-	for _, n := range d.Notes {
-		itemf(w, f, "Note: %s.", n)
-	}
-	return nil
 }
 
 func describeNormalize(m string) string {

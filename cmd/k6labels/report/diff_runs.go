@@ -2,8 +2,8 @@ package report
 
 import (
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -43,12 +43,12 @@ func mergeRuns(runs []*Report) *Report {
 		return runs[0]
 	}
 	m := &Report{Source: fmt.Sprintf("%d runs (%s, …)", len(runs), runs[0].Source), RunID: runs[0].RunID,
-		HasRequests: true, Confidence: runs[0].Confidence, Start: runs[0].Start, End: runs[0].End}
+		HasRequests: true, Confidence: runs[0].Confidence, Start: runs[0].Start, End: runs[0].End, runs: runs}
 	idx := map[string]int{}
 	var profs []*profile.Profile
 	rowProfs := map[int][]*profile.Profile{}
 	for _, r := range runs {
-		m.Total, m.Unlabelled, m.K6 = m.Total.add(r.Total), m.Unlabelled.add(r.Unlabelled), m.K6.add(r.K6)
+		m.Total, m.Unlabelled, m.K6 = m.Total.Plus(r.Total), m.Unlabelled.Plus(r.Unlabelled), m.K6.Plus(r.K6)
 		m.Requests += r.Requests
 		m.HasRequests = m.HasRequests && r.HasRequests
 		if r.RunID != m.RunID {
@@ -72,11 +72,11 @@ func mergeRuns(runs []*Report) *Report {
 				m.Rows = append(m.Rows, Row{By: row.By, Values: row.Values, self: map[string]Count{}})
 			}
 			mr := &m.Rows[j]
-			mr.Count = mr.add(row.Count)
+			mr.Count = mr.Plus(row.Count)
 			mr.Requests += row.Requests
 			mr.InOverflow = mr.InOverflow || row.InOverflow
 			for f, c := range row.self {
-				mr.self[f] = mr.self[f].add(c)
+				mr.self[f] = mr.self[f].Plus(c)
 			}
 			if row.prof != nil {
 				rowProfs[j] = append(rowProfs[j], row.prof)
@@ -144,8 +144,8 @@ func (d *Diff) rankTest(before, after []*Report) {
 		for j := range y {
 			y[j] -= shift
 		}
-		c := cand{i: i, x: x, y: y, p: mannWhitney(x, y), l: mean(y) - mean(x)}
-		c.spread = math.Sqrt((sumSquares(x) + sumSquares(y)) / float64(len(x)+len(y)-2))
+		c := cand{i: i, x: x, y: y, p: stats.MannWhitney(x, y), l: stats.Mean(y) - stats.Mean(x)}
+		c.spread = math.Sqrt((stats.SumSquares(x) + stats.SumSquares(y)) / float64(len(x)+len(y)-2))
 		cs = append(cs, c)
 	}
 	d.Tested = len(cs)
@@ -153,9 +153,9 @@ func (d *Diff) rankTest(before, after []*Report) {
 	for j, c := range cs {
 		ps[j] = c.p
 	}
-	z := normalQuantile(0.975)
+	z := stats.NormalQuantile(0.975)
 	level := d.Alpha / float64(max(1, len(cs)))
-	for j, rej := range holm(ps, d.Alpha) {
+	for j, rej := range stats.Holm(ps, d.Alpha) {
 		c := cs[j]
 		dr := &d.Rows[c.i]
 		n1, n2 := float64(len(c.x)), float64(len(c.y))
@@ -165,11 +165,11 @@ func (d *Diff) rankTest(before, after []*Report) {
 		// The rank test's efficiency against the t test is 3/π for normal
 		// data: its detectable change is that of a z test with π/3 times
 		// the variance. It can reject only if its smallest p-value can.
-		dr.Detectable = math.Exp(detectable(se*se*math.Pi/3, level)) - 1
-		if minRankP(len(c.x), len(c.y)) > level {
+		dr.Detectable = math.Exp(stats.Detectable(se*se*math.Pi/3, level)) - 1
+		if stats.MinRankP(len(c.x), len(c.y)) > level {
 			dr.Detectable = math.Inf(1)
 		}
-		dr.RunsNeeded = runsNeeded(c.spread, level, d.Detect)
+		dr.RunsNeeded = stats.RunsNeeded(c.spread, level, d.Detect)
 		dr.Longer = math.NaN()
 		dr.Verdict = verdict(rej, c.l > 0, dr.Detectable, d.Detect)
 	}
@@ -177,145 +177,4 @@ func (d *Diff) rankTest(before, after []*Report) {
 		d.Rows[i].Grew = nil
 	}
 	d.grew(d.grewN)
-}
-
-// runsNeeded returns the runs per side at which the rank test sees a
-// change of detect with 80% power at level, given the runs' spread (sd of
-// log CPU per request), and its smallest p-value reaches level.
-func runsNeeded(spread, level, detect float64) int {
-	n := 2
-	for minRankP(n, n) > level {
-		n++
-	}
-	if spread > 0 {
-		k := detectable(1, level) / math.Log1p(detect)
-		n = max(n, int(math.Ceil(2*math.Pi/3*spread*spread*k*k)))
-	}
-	return n
-}
-
-// minRankP is the smallest two-sided p-value of the exact Mann–Whitney
-// test with n1 and n2 runs: 2 / C(n1+n2, n1).
-func minRankP(n1, n2 int) float64 {
-	c := 1.0
-	for k := 1; k <= n1; k++ {
-		c = c * float64(n2+k) / float64(k)
-	}
-	return min(1, 2/c)
-}
-
-// mannWhitney returns the two-sided p-value of the Mann–Whitney U test of
-// x against y: exact (the distribution of U counted) without ties and with
-// up to 50 values per side, else the normal approximation with the tie
-// correction.
-func mannWhitney(x, y []float64) float64 {
-	n1, n2 := len(x), len(y)
-	all := append(slices.Clone(x), y...)
-	order := make([]int, len(all))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		switch {
-		case all[a] < all[b]:
-			return -1
-		case all[a] > all[b]:
-			return 1
-		}
-		return 0
-	})
-	ranks := make([]float64, len(all))
-	ties := false
-	var tieTerm float64
-	for i := 0; i < len(order); {
-		j := i
-		for j+1 < len(order) && all[order[j+1]] == all[order[i]] {
-			j++
-		}
-		if j > i {
-			ties = true
-			t := float64(j - i + 1)
-			tieTerm += t*t*t - t
-		}
-		for k := i; k <= j; k++ {
-			ranks[order[k]] = float64(i+j)/2 + 1
-		}
-		i = j + 1
-	}
-	var r1 float64
-	for i := range n1 {
-		r1 += ranks[i]
-	}
-	u := r1 - float64(n1*(n1+1))/2
-	if !ties && n1 <= 50 && n2 <= 50 {
-		// counts[k] = the number of arrangements with U = k.
-		counts := uDistribution(n1, n2)
-		var total, le, ge float64
-		for k, c := range counts {
-			total += c
-			if float64(k) <= u {
-				le += c
-			}
-			if float64(k) >= u {
-				ge += c
-			}
-		}
-		return min(1, 2*min(le, ge)/total)
-	}
-	nf1, nf2 := float64(n1), float64(n2)
-	n := nf1 + nf2
-	mu := nf1 * nf2 / 2
-	v := nf1 * nf2 / 12 * ((n + 1) - tieTerm/(n*(n-1)))
-	if v <= 0 {
-		return 1
-	}
-	zz := (math.Abs(u-mu) - 0.5) / math.Sqrt(v)
-	return min(1, normalTwoSided(max(zz, 0)))
-}
-
-// uDistribution returns the number of arrangements of n1 and n2 values
-// with each U statistic 0 … n1·n2, by the recurrence
-// f(n1, n2, u) = f(n1−1, n2, u−n2) + f(n1, n2−1, u).
-func uDistribution(n1, n2 int) []float64 {
-	// f[b][u] for the current a, b = 0..n2.
-	f := make([][]float64, n2+1)
-	for b := range f {
-		f[b] = make([]float64, n1*n2+1)
-		f[b][0] = 1 // a = 0: one arrangement, U = 0
-	}
-	for a := 1; a <= n1; a++ {
-		g := make([][]float64, n2+1)
-		for b := 0; b <= n2; b++ {
-			g[b] = make([]float64, n1*n2+1)
-			for u := 0; u <= a*b; u++ {
-				// The largest value is from x (it beats all b of y) or from y.
-				if u-b >= 0 {
-					g[b][u] += f[b][u-b]
-				}
-				if b > 0 {
-					g[b][u] += g[b-1][u]
-				}
-			}
-		}
-		f = g
-	}
-	return f[n2]
-}
-
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-// sumSquares returns Σ (x − mean x)².
-func sumSquares(x []float64) float64 {
-	m := mean(x)
-	var s float64
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return s
 }

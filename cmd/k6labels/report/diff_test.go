@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -38,7 +39,7 @@ func TestDiffFailAboveFromZero(t *testing.T) {
 		if healthSamples > 0 {
 			ss = append(ss, sample{labels: lab("http://h:1/health"), n: healthSamples})
 		}
-		src, err := report.NewProfileSource("cpu", buildProfile(ss...))
+		src, err := pprofsource.New("cpu", buildProfile(ss...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -67,7 +68,7 @@ func fxK6(t testing.TB, rel string) *k6results.Results {
 // and its k6 json results.
 func fx4Report(t testing.TB, opts report.Options) *report.Report {
 	t.Helper()
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	src, err := pprofsource.New("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +171,29 @@ func (s *fxPyroscope) Profile(_ context.Context, match []report.Matcher) (*profi
 	}
 	slices.Sort(parts)
 	return s.merged(strings.Join(parts, ",")), nil
+}
+
+// Split returns, for each value of g's one label, the recorded merged
+// profile of the scope's selector with that value.
+func (s *fxPyroscope) Split(ctx context.Context, g report.Grouping, scope []report.Matcher) (map[string]report.Part, error) {
+	if len(g) != 1 {
+		s.t.Fatalf("no recording splits by %s", g)
+	}
+	vals, err := s.Values(ctx, g[0])
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]report.Part{}
+	for _, v := range vals {
+		p, err := s.Profile(ctx, append(slices.Clone(scope), report.Matcher{Name: g[0], Value: v}))
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Sample) > 0 {
+			out[report.TupleKey([]string{v})] = report.Part{Profile: p}
+		}
+	}
+	return out, nil
 }
 
 // fxPyroscopeReport is the report of run id (fx1 or fx2) from the recorded
@@ -389,7 +413,7 @@ func TestFixtureNoChangeDiff(t *testing.T) {
 // the second (k6 writes whole seconds in csv).
 func TestFixtureCSV(t *testing.T) {
 	js := fx4Report(t, report.Options{})
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	src, err := pprofsource.New("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

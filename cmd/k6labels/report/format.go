@@ -3,11 +3,12 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // A Format is one of the output formats of reports and diffs.
@@ -30,63 +31,12 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("--format: unknown format %q: use text, markdown, json or html", s)
 }
 
-// table is a table of cells; the first column is left-aligned, the others
-// right-aligned.
-type table struct {
-	head []string
-	rows [][]string
-}
-
-func (t *table) add(cells ...string) {
-	for len(cells) < len(t.head) {
-		cells = append(cells, "")
-	}
-	t.rows = append(t.rows, cells)
-}
-
-// write renders t as aligned text (indented by two spaces) or markdown.
-func (t *table) write(w io.Writer, f Format) {
-	if f == Markdown {
-		esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-		line := func(cells []string) {
-			for i := range cells {
-				cells[i] = esc(cells[i])
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
-		}
-		line(slices.Clone(t.head))
-		seps := []string{"---"}
-		for range t.head[1:] {
-			seps = append(seps, "---:")
-		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
-		for _, r := range t.rows {
-			line(slices.Clone(r))
-		}
+// writeTable writes t in format f, then a blank line. A write error is
+// kept by w, a [texttab.Sticky] of the caller, which writes nothing after.
+func writeTable(w io.Writer, f Format, t *texttab.Table) {
+	if t.Write(w, f == Markdown) == nil {
 		fmt.Fprintln(w)
-		return
 	}
-	width := make([]int, len(t.head))
-	for _, r := range append([][]string{t.head}, t.rows...) {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range append([][]string{t.head}, t.rows...) {
-		var b strings.Builder
-		b.WriteString(" ")
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			b.WriteString(" ")
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(" " + pad + c)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	fmt.Fprintln(w)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
@@ -117,6 +67,8 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, r.jsonReport())
 	}
+	sticky := &texttab.Sticky{W: w}
+	w = sticky
 	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, runOf(r, "every test run in it")))
 	itemf(w, f, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).",
 		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
@@ -138,40 +90,40 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		}
 	}
 	for _, g := range groups {
-		t := &table{head: []string{groupTitle(g), "CPU", "of all", "of k6"}}
+		t := texttab.New(groupTitle(g), "CPU", "of all", "of k6")
 		if r.HasRequests {
-			t.head = append(t.head, "requests", "ms/request", fmt.Sprintf("%.0f%% interval", 100*r.Confidence))
+			t.Head = append(t.Head, "requests", "ms/request", fmt.Sprintf("%.0f%% interval", 100*r.Confidence))
 		}
 		for _, row := range r.RowsBy(g) {
 			cells := []string{row.Key(), secs(row.CPU), pct(row.OfAll), pct(row.OfK6)}
 			if r.HasRequests {
 				switch {
 				case row.InOverflow:
-					cells = append(cells, fmt.Sprint(row.Requests), "in "+Overflow+"?", "")
+					cells = append(cells, fmt.Sprint(row.Requests), "in "+k6labels.OverflowValue+"?", "")
 				case row.Requests > 0:
 					cells = append(cells, fmt.Sprint(row.Requests), ms(row.PerRequest.Est), ms(row.PerRequest.Low)+"–"+ms(row.PerRequest.High))
 				default:
 					cells = append(cells, "0", "", "")
 				}
 			}
-			t.add(cells...)
+			t.Add(cells...)
 		}
-		t.add("(no k6 labels)", secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
+		t.Add("(no k6 labels)", secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
 		if r.Connections.CPU > 0 {
-			t.add(ConnectionRow, secs(r.Connections.CPU), pct(ratio(float64(r.Connections.CPU), float64(r.Total.CPU))), "")
+			t.Add(ConnectionRow, secs(r.Connections.CPU), pct(ratio(float64(r.Connections.CPU), float64(r.Total.CPU))), "")
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
 	for _, row := range r.Rows {
 		if len(row.Top) == 0 {
 			continue
 		}
 		heading(w, f, 3, fmt.Sprintf("Top functions by self CPU, %s=%s", strings.Join(row.By, ","), row.Key()))
-		t := &table{head: []string{"function", "self CPU", "of row"}}
+		t := texttab.New("function", "self CPU", "of row")
 		for _, fn := range row.Top {
-			t.add(fn.Name, secs(fn.CPU), pct(fn.Share))
+			t.Add(fn.Name, secs(fn.CPU), pct(fn.Share))
 		}
-		t.write(w, f)
+		writeTable(w, f, t)
 	}
 	if len(r.Unmatched) > 0 {
 		fmt.Fprintln(w, "k6 request names that no sample carries as k6_name (no CPU measured for them):")
@@ -201,7 +153,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		itemf(w, f, "ms/request: the row's CPU / its http_reqs; the interval is the %.0f%% Poisson interval of the%srow's sample count (sampling noise only), divided by the requests.",
 			100*r.Confidence, sep)
 	}
-	return nil
+	return sticky.Err
 }
 
 // runOf names the run r is of, or says all when r is of every run.
@@ -323,8 +275,10 @@ func (r *Report) jsonReport() jsonReport {
 // must start this much before the run to see the run's first samples.
 const PyroscopeWindow = 30 * time.Second
 
-// seriesStep is the SelectSeries resolution used for totals and runs.
-const seriesStep = 15 * time.Second
+// SeriesStep is the SelectSeries step of totals and runs: a run's points
+// are stamped with the end of their step, on a grid of this step from the
+// window's start.
+const SeriesStep = 15 * time.Second
 
 // A Run is one k6 test run a Pyroscope server has CPU of.
 type Run struct {
@@ -354,13 +308,15 @@ func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs 
 		}
 		return writeJSON(w, out)
 	}
+	sticky := &texttab.Sticky{W: w}
+	w = sticky
 	heading(w, f, 2, fmt.Sprintf("k6 test runs: %s, %s to %s", source, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
-	t := &table{head: []string{LabelRunID, "first point", "last point", "CPU"}}
+	t := texttab.New(LabelRunID, "first point", "last point", "CPU")
 	for _, r := range runs {
-		t.add(r.ID, r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), secs(r.CPU))
+		t.Add(r.ID, r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), secs(r.CPU))
 	}
-	t.write(w, f)
+	writeTable(w, f, t)
 	fmt.Fprintf(w, "A point is the end of the %s step holding a profile's stamp, the start of its %s CPU window: a run's requests lie between %s before its first point and %s after its last.\n",
-		seriesStep, PyroscopeWindow, seriesStep, PyroscopeWindow)
-	return nil
+		SeriesStep, PyroscopeWindow, SeriesStep, PyroscopeWindow)
+	return sticky.Err
 }

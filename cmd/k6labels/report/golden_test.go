@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -72,7 +73,7 @@ func TestGoldenReport(t *testing.T) {
 // TestGoldenReportShares: the same profile without k6 results (shares
 // only), scenario and name rows.
 func TestGoldenReportShares(t *testing.T) {
-	src, err := report.NewProfileSource("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
+	src, err := pprofsource.New("fx4.cpu.pb.gz", fxProfile(t, "local/fx4.cpu.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestGoldenDiffCostlier(t *testing.T) {
 	p := fxProfile(t, "local/fx4.cpu.pb.gz")
 	k := fxK6(t, "local/run-fx4.json.gz")
 	mk := func(name string, p *profile.Profile, withK6 bool) *report.Report {
-		src, err := report.NewProfileSource(name, p)
+		src, err := pprofsource.New(name, p)
 		if err != nil {
 			t.Fatal(err)
 		}

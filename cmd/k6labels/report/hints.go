@@ -26,16 +26,23 @@ func pyroscopeMerged(p *profile.Profile) bool {
 			return false
 		}
 	}
-	return countIndex(p) < 0 && (p.DurationNanos == 0 || time.Duration(p.Period) >= time.Second)
+	return CountIndex(p) < 0 && (p.DurationNanos == 0 || time.Duration(p.Period) >= time.Second)
+}
+
+// wholeSource is a [Source] that holds all its samples in one profile,
+// which Whole returns: a profile file, whose shape tells where it came from.
+type wholeSource interface {
+	Source
+	Whole() *profile.Profile
 }
 
 // unlabelledError returns the error of New for a source whose CPU carries
 // no k6 label: what to do about a Pyroscope-merged profile, or about a
 // service or k6 script that sets no labels.
 func unlabelledError(src Source, total Count, name string) error {
-	if ps, ok := src.(*ProfileSource); ok && pyroscopeMerged(ps.p) {
+	if ws, ok := src.(wholeSource); ok && pyroscopeMerged(ws.Whole()) {
 		return fmt.Errorf("%w: %w: none of the %.2fs of CPU in %s carries a label of any kind, and it has the shape of a profile merged by Pyroscope or Grafana (period %s, no sample count): Pyroscope keeps labels as series, not in the profiles it returns; use --pyroscope URL --service NAME to query them per label",
-			ErrNoData, ErrMergedProfile, total.CPU.Seconds(), name, time.Duration(ps.p.Period))
+			ErrNoData, ErrMergedProfile, total.CPU.Seconds(), name, time.Duration(ws.Whole().Period))
 	}
 	return fmt.Errorf("%w: none of the %.2fs of CPU in %s carries k6 labels: is the service wrapped with k6labels (e.g. k6labels.LabelsFromBaggageHandler), and does k6 send baggage (http-instrumentation-pyroscope)?",
 		ErrNoData, total.CPU.Seconds(), name)
@@ -52,14 +59,14 @@ func (r *Report) scopeToRun(runs []string, totals map[string]Count) {
 	var names []string
 	for _, id := range runs {
 		if id != r.RunID && id != ConnectionRow {
-			other = other.add(totals[id])
+			other = other.Plus(totals[id])
 			names = append(names, fmt.Sprintf("%s (%s)", id, secs(totals[id].CPU)))
 		}
 	}
 	if other.Samples == 0 && other.CPU == 0 {
 		return
 	}
-	r.Total = totals[r.RunID].add(totals[""]).add(totals[ConnectionRow])
+	r.Total = totals[r.RunID].Plus(totals[""]).Plus(totals[ConnectionRow])
 	r.OtherRuns = other
 	r.Notes = append(r.Notes, fmt.Sprintf("the source also holds %s of CPU of other test runs, left out of this report and of its shares: %s", secs(other.CPU), strings.Join(names, ", ")))
 }

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -33,8 +35,8 @@ func localK6(t *testing.T, n int, names ...string) *k6results.Results {
 // localProfile is a local k6 run's profile: k6_scenario and k6_name but no
 // k6_test_run_id (k6 sent k6.test_run_id=undefined); /car costs car
 // samples, /bike 100, a k6_name without scenario 10, the runtime 20.
-func localProfile(car int64) *report.ProfileSource {
-	src, err := report.NewProfileSource("local.pb.gz", buildProfile(
+func localProfile(car int64) *pprofsource.Source {
+	src, err := pprofsource.New("local.pb.gz", buildProfile(
 		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: car},
 		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/bike"}, n: 100},
 		sample{labels: map[string]string{"k6_name": "http://h:1/bike"}, n: 10, fn: "main.nameOnly"},
@@ -90,7 +92,7 @@ func TestLocalRunReport(t *testing.T) {
 // TestLocalRunBesideNamedRun: with a named run in the same profile, the
 // local run is one of the runs to pick with --run-id.
 func TestLocalRunBesideNamedRun(t *testing.T) {
-	src, err := report.NewProfileSource("both.pb.gz", buildProfile(
+	src, err := pprofsource.New("both.pb.gz", buildProfile(
 		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 300},
 		sample{labels: map[string]string{"k6_scenario": "default", "k6_name": "http://h:1/car"}, n: 500},
 	))
@@ -179,6 +181,14 @@ func TestPyroscopeLocalRun(t *testing.T) {
 			`{"points":[{"value":3e8,"timestamp":"1796234580000"}]}]}`,
 		`{service_name="svc",k6_test_run_id="",k6_scenario=""} [k6_name]`: `{"series":[{"labels":[{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1e8,"timestamp":"1796234595000"}]},` +
 			`{"points":[{"value":2e8,"timestamp":"1796234580000"}]}]}`,
+		// The rows' CPU: one query per grouping, the local run's selector.
+		`{service_name="svc",k6_test_run_id=""} [k6_name]`: `{"series":[{"labels":[{"name":"k6_name","value":"http://h:1/car"}],"points":[{"value":5e9,"timestamp":"1796234565000"}]},` +
+			`{"labels":[{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1.1e9,"timestamp":"1796234565000"}]},` +
+			`{"points":[{"value":2e8,"timestamp":"1796234580000"}]}]}`,
+		`{service_name="svc",k6_test_run_id=""} [k6_scenario","k6_name]`: `{"series":[` +
+			`{"labels":[{"name":"k6_scenario","value":"default"},{"name":"k6_name","value":"http://h:1/car"}],"points":[{"value":5e9,"timestamp":"1796234565000"}]},` +
+			`{"labels":[{"name":"k6_scenario","value":"default"},{"name":"k6_name","value":"http://h:1/bike"}],"points":[{"value":1e9,"timestamp":"1796234565000"}]},` +
+			`{"points":[{"value":3e8,"timestamp":"1796234580000"}]}]}`,
 	}
 	var mu sync.Mutex
 	var asked []string
@@ -225,7 +235,7 @@ func TestPyroscopeLocalRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 12, 2, 18, 16, 30, 0, time.UTC)
-	src := report.NewPyroscopeSource(c, srv.URL, "svc", end.Add(-time.Hour), end)
+	src := pyrosource.New(c, srv.URL, "svc", end.Add(-time.Hour), end)
 
 	runs, err := src.Runs(t.Context())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -21,7 +22,7 @@ func overflowReport(t *testing.T, overflow int64) *report.Report {
 		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "http://h:1/users/0"}, n: 100},
 		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "_overflow"}, n: overflow},
 	)
-	src, err := report.NewProfileSource("cpu.pb.gz", p)
+	src, err := pprofsource.New("cpu.pb.gz", p)
 	if err != nil {
 		t.Fatal(err)
 	}

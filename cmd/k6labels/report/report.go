@@ -5,8 +5,8 @@
 // sampling noise.
 //
 // The profiles come from a [Source]: pprof CPU profiles whose samples carry
-// the labels ([NewProfileSource]), or a Pyroscope server, whose merged
-// profiles carry none, so that each row is one query ([NewPyroscopeSource]).
+// the labels (package pprofsource), or a Pyroscope server, whose merged
+// profiles carry none, so that each grouping is one query (package pyrosource).
 package report
 
 import (
@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"io"
 	"maps"
 	"slices"
@@ -24,12 +26,23 @@ import (
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 )
 
-// The pprof labels k6labels sets from k6's baggage members.
-const (
-	LabelRunID    = "k6_test_run_id"
-	LabelScenario = "k6_scenario"
-	LabelName     = "k6_name"
+// The pprof labels k6labels sets from k6's baggage members, named by the
+// middleware's own rule ([k6labels.LabelName]).
+var (
+	LabelRunID    = labelOf("k6.test_run_id")
+	LabelScenario = labelOf("k6.scenario")
+	LabelName     = labelOf("k6.name")
 )
+
+// labelOf returns the label name of baggage key k; it panics for a key
+// the middleware makes no label of.
+func labelOf(k string) string {
+	name, ok := k6labels.LabelName(k)
+	if !ok {
+		panic("k6labels makes no label of baggage key " + k)
+	}
+	return name
+}
 
 // A Grouping is the labels whose values make the rows of one table.
 type Grouping []string
@@ -112,7 +125,8 @@ type Count struct {
 	CPU     time.Duration
 }
 
-func (c Count) add(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
+// Plus returns the sum of c and d.
+func (c Count) Plus(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
 
 // A Source gives the CPU profiles that a report splits. Its methods are
 // called from one goroutine.
@@ -125,10 +139,25 @@ type Source interface {
 	Totals(ctx context.Context) (map[string]Count, error)
 	// Values returns the values that label has on samples in the source.
 	Values(ctx context.Context, label string) ([]string, error)
+	// Split returns the CPU of the samples that match every matcher of
+	// scope by the values of g's labels, keyed by [TupleKey]; samples
+	// without one of the labels are in no part. One pass or one query.
+	Split(ctx context.Context, g Grouping, scope []Matcher) (map[string]Part, error)
 	// Profile returns the merged CPU profile of the samples that match
 	// every matcher; it has no samples when none match.
 	Profile(ctx context.Context, match []Matcher) (*profile.Profile, error)
 }
+
+// A Part is the CPU of one value tuple of [Source.Split]: Profile holds
+// its samples when the source has them at no extra cost (then Count is
+// left to the caller to count), else Profile is nil and Count is set.
+type Part struct {
+	Count   Count
+	Profile *profile.Profile
+}
+
+// TupleKey returns the key of label values in [Source.Split]'s answer.
+func TupleKey(values []string) string { return strings.Join(values, "\x00") }
 
 // Options tune [New].
 type Options struct {
@@ -142,6 +171,10 @@ type Options struct {
 	Confidence   float64       // of the CPU per request intervals; 0 = 0.95
 	SamplePeriod time.Duration // profiler period when a profile has no sample count; 0 = 10ms (100 Hz)
 	Progress     io.Writer     // progress lines while fetching; nil = none
+	// Profiles fetches every row's merged profile (flame graphs, profile
+	// files); else a source without them at no cost (Pyroscope) fetches
+	// only those of the rows whose functions are listed.
+	Profiles bool
 }
 
 func (o *Options) defaults() {
@@ -228,7 +261,9 @@ type Report struct {
 	Outside int64
 	K6Span  Span
 
-	prof *profile.Profile // merged profile of the run(s) in scope
+	prof  *profile.Profile // merged profile of the run(s) in scope
+	fetch *fetcher         // fetches row profiles later; nil when made otherwise
+	runs  []*Report        // the runs a sum of runs is of ([NewDiffRuns])
 }
 
 // Unmatched is a k6 request name that no k6_name label carries.
@@ -261,7 +296,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	r := &Report{Source: src.String(), Confidence: opts.Confidence, Unlabelled: totals[""]}
 	var runs []string
 	for id, c := range totals {
-		r.Total = r.Total.add(c)
+		r.Total = r.Total.Plus(c)
 		if id == ConnectionRow {
 			r.Connections = c
 			r.Notes = append(r.Notes, connNote(c))
@@ -306,7 +341,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 		r.K6 = totals[r.RunID]
 	} else {
 		for _, id := range runs {
-			r.K6 = r.K6.add(totals[id])
+			r.K6 = r.K6.Plus(totals[id])
 		}
 	}
 	if k := opts.K6; k != nil {
@@ -362,57 +397,15 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
-	tuples := map[int][][]string{}
-	queries := 0
-	for i, g := range b.opts.By {
-		if !slices.Equal(g, ByRun) {
-			tuples[i] = b.tuples(g)
-			for _, vals := range tuples[i] {
-				if b.labelled(g, vals) {
-					queries++
-				}
-			}
-		}
-	}
-	if queries > maxRowQueries {
-		return fmt.Errorf("%d rows to fetch from %s (%s has %d values, %s %d), more than %d: "+
-			"name requests in k6 with tags.name (or by route with WithRoutePattern), or use --by run,scenario to leave out the name rows",
-			queries, b.r.Source, LabelName, len(b.values[LabelName]), LabelScenario, len(b.values[LabelScenario]), maxRowQueries)
-	}
-	for i, g := range b.opts.By {
+	for _, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
-			for _, id := range runs {
-				if b.r.RunID != "" && id != b.r.RunID {
-					continue // another run: not part of this report
-				}
-				row := Row{By: g, Values: []string{id}, Count: totals[id]}
-				if b.opts.TopEveryRow {
-					if err := b.fill(&row, runMatchers(id)...); err != nil {
-						return err
-					}
-				}
-				if b.r.HasRequests && id == b.r.RunID {
-					row.Requests = b.r.Requests
-				}
-				b.add(row)
+			if err := b.runRows(runs, totals); err != nil {
+				return err
 			}
 			continue
 		}
-		for _, vals := range tuples[i] {
-			row := Row{By: g, Values: vals}
-			if b.labelled(g, vals) {
-				match := slices.Clone(b.scope)
-				for j, label := range g {
-					match = append(match, Matcher{Name: label, Value: vals[j]})
-				}
-				if err := b.fill(&row, match); err != nil {
-					return err
-				}
-			}
-			row.Requests = b.requests(g, vals)
-			if row.Samples > 0 || row.Requests > 0 {
-				b.add(row)
-			}
+		if err := b.group(g); err != nil {
+			return err
 		}
 	}
 	if b.opts.Progress != nil && b.done > 0 {
@@ -425,7 +418,104 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
+	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts}
 	return nil
+}
+
+// runRows adds the rows of the run grouping, from the totals.
+func (b *builder) runRows(runs []string, totals map[string]Count) error {
+	for _, id := range runs {
+		if b.r.RunID != "" && id != b.r.RunID {
+			continue // another run: not part of this report
+		}
+		row := Row{By: ByRun, Values: []string{id}, Count: totals[id]}
+		if b.opts.TopEveryRow || b.opts.Profiles {
+			if err := b.fill(&row, runMatchers(id)...); err != nil {
+				return err
+			}
+			if !b.opts.TopEveryRow {
+				row.Count = totals[id]
+			}
+		}
+		if b.r.HasRequests && id == b.r.RunID {
+			row.Requests = b.r.Requests
+		}
+		b.add(row)
+	}
+	return nil
+}
+
+// group adds the rows of grouping g: one Split of the source's samples,
+// one pass over k6's request keys, whatever the number of rows. Rows
+// whose functions are listed get their profile when the Split has none.
+func (b *builder) group(g Grouping) error {
+	parts, err := b.src.Split(b.ctx, g, b.scope)
+	if err != nil {
+		return err
+	}
+	requests, tuples := b.requestsBy(g)
+	for k := range parts {
+		if _, ok := tuples[k]; !ok {
+			tuples[k] = strings.Split(k, "\x00")
+		}
+	}
+	keys := slices.Sorted(maps.Keys(tuples))
+	for _, k := range keys {
+		row := Row{By: g, Values: tuples[k], Requests: requests[k]}
+		if part, ok := parts[k]; ok {
+			if err := b.part(&row, part); err != nil {
+				return err
+			}
+		}
+		if row.Samples > 0 || row.Requests > 0 {
+			b.add(row)
+		}
+	}
+	return nil
+}
+
+// part sets row's CPU from its part of a Split, and its functions when
+// the part has a profile or the row's functions are listed.
+func (b *builder) part(row *Row, part Part) error {
+	if part.Profile != nil {
+		b.setProfile(row, part.Profile)
+		return nil
+	}
+	row.Count = part.Count
+	listed := (slices.Equal(row.By, ByScenario) && b.opts.Top > 0) || b.opts.TopEveryRow || b.opts.Profiles
+	if !listed || row.Samples == 0 {
+		return nil
+	}
+	count := row.Count
+	if err := b.fill(row, rowMatch(b.scope, row)...); err != nil {
+		return err
+	}
+	row.Count = count
+	b.setTop(row)
+	return nil
+}
+
+// requestsBy returns the http_reqs of k6's results by the tuple key of
+// grouping g's values, and the tuples, in one pass over the keys.
+func (b *builder) requestsBy(g Grouping) (map[string]int64, map[string][]string) {
+	n, tuples := map[string]int64{}, map[string][]string{}
+	if b.opts.K6 == nil {
+		return n, tuples
+	}
+	for k, c := range b.opts.K6.Requests {
+		t := make([]string, len(g))
+		for i, label := range g {
+			if label == LabelScenario {
+				t[i] = k.Scenario
+			} else {
+				t[i] = k.Name
+			}
+		}
+		key := TupleKey(t)
+		n[key] += c
+		tuples[key] = t
+	}
+	return n, tuples
 }
 
 // markOverflow marks the rows InOverflow, and adds a note, when the
@@ -435,7 +525,7 @@ func (b *builder) markOverflow() {
 	var cpu time.Duration
 	for _, g := range []Grouping{ByName, ByScenarioName} {
 		for _, row := range b.r.RowsBy(g) {
-			if row.Values[len(g)-1] == Overflow {
+			if row.Values[len(g)-1] == k6labels.OverflowValue {
 				cpu += row.CPU
 			}
 		}
@@ -455,7 +545,7 @@ func (b *builder) markOverflow() {
 	b.r.Notes = append(b.r.Notes, fmt.Sprintf("k6_name=%s holds %s of CPU: names past the middleware's cap on values per label "+
 		"(WithMaxValuesPerLabel, 1000 by default) are labelled %s, so rows of k6 names without a label of their own "+
 		"show no CPU per request (marked \"in %s?\"); raise the cap, or name requests in k6 with tags.name "+
-		"(or by route with WithRoutePattern) so that fewer names need one", Overflow, secs(cpu), Overflow, Overflow))
+		"(or by route with WithRoutePattern) so that fewer names need one", k6labels.OverflowValue, secs(cpu), k6labels.OverflowValue, k6labels.OverflowValue))
 }
 
 // checkNames lists k6 names without a label and fails when none has one.
@@ -470,7 +560,7 @@ func (b *builder) checkNames() error {
 	}
 	matched := 0
 	for name, n := range byName {
-		if slices.Contains(labels, name) {
+		if _, ok := slices.BinarySearch(labels, name); ok {
 			matched++
 		} else {
 			b.r.Unmatched = append(b.r.Unmatched, Unmatched{name, n})
@@ -495,52 +585,6 @@ func (b *builder) checkNames() error {
 	return nil
 }
 
-// tuples returns the value tuples of grouping g: those of the labels, and
-// those k6's results have requests for.
-func (b *builder) tuples(g Grouping) [][]string {
-	seen := map[string]bool{}
-	var out [][]string
-	addTuple := func(t []string) {
-		if k := strings.Join(t, "\x00"); !seen[k] {
-			seen[k] = true
-			out = append(out, t)
-		}
-	}
-	var rec func(prefix []string)
-	rec = func(prefix []string) {
-		if len(prefix) == len(g) {
-			addTuple(slices.Clone(prefix))
-			return
-		}
-		for _, v := range b.values[g[len(prefix)]] {
-			rec(append(prefix, v))
-		}
-	}
-	rec(nil)
-	if b.opts.K6 != nil {
-		for _, k := range b.opts.K6.Keys() {
-			var t []string
-			for _, label := range g {
-				if label == LabelScenario {
-					t = append(t, k.Scenario)
-				} else {
-					t = append(t, k.Name)
-				}
-			}
-			addTuple(t)
-		}
-	}
-	return out
-}
-
-// Overflow is the k6_name value the middleware gives new names past its cap
-// on values per label (WithMaxValuesPerLabel).
-const Overflow = "_overflow"
-
-// maxRowQueries bounds the row profiles one report fetches: with Pyroscope
-// each is a query, one after another.
-const maxRowQueries = 10000
-
 // labelled tells whether each of vals is a value the source's samples carry
 // for its label of g; a row with another value has no CPU to fetch.
 func (b *builder) labelled(g Grouping, vals []string) bool {
@@ -550,29 +594,6 @@ func (b *builder) labelled(g Grouping, vals []string) bool {
 		}
 	}
 	return true
-}
-
-// requests returns the http_reqs of the row g=vals.
-func (b *builder) requests(g Grouping, vals []string) int64 {
-	if b.opts.K6 == nil {
-		return 0
-	}
-	var n int64
-	for k, c := range b.opts.K6.Requests {
-		ok := true
-		for i, label := range g {
-			switch label {
-			case LabelScenario:
-				ok = ok && k.Scenario == vals[i]
-			case LabelName:
-				ok = ok && k.Name == vals[i]
-			}
-		}
-		if ok {
-			n += c
-		}
-	}
-	return n
 }
 
 // fill fetches the row's profile, the samples that match any of the
@@ -586,12 +607,34 @@ func (b *builder) fill(row *Row, matches ...[]Matcher) error {
 	if err != nil {
 		return err
 	}
+	b.setProfile(row, p)
+	return nil
+}
+
+// setProfile sets the row's profile, and its CPU and functions from it.
+func (b *builder) setProfile(row *Row, p *profile.Profile) {
 	row.prof = p
 	row.Count, row.self = countProfile(p, b.opts.SamplePeriod)
+	b.setTop(row)
+}
+
+// setTop lists the row's top functions when its grouping shows them.
+func (b *builder) setTop(row *Row) {
 	if slices.Equal(row.By, ByScenario) || b.opts.TopEveryRow {
 		row.Top = top(row.self, row.CPU, b.opts.Top)
 	}
-	return nil
+}
+
+// rowMatch returns the matchers of row's samples within scope.
+func rowMatch(scope []Matcher, row *Row) [][]Matcher {
+	if slices.Equal(row.By, ByRun) {
+		return runMatchers(row.Values[0])
+	}
+	match := slices.Clone(scope)
+	for j, label := range row.By {
+		match = append(match, Matcher{Name: label, Value: row.Values[j]})
+	}
+	return [][]Matcher{match}
 }
 
 // profile returns the merged profile of the samples that match any of the
@@ -630,7 +673,7 @@ func (b *builder) add(row Row) {
 // Poisson count, gives it: both ends of the count's interval times the CPU
 // of one sample, divided by the requests (exact: k6 counted them).
 func perRequest(c Count, requests int64, confidence float64, period time.Duration) Interval {
-	low, high := PoissonInterval(c.Samples, confidence)
+	low, high := stats.PoissonInterval(c.Samples, confidence)
 	perSample := float64(period)
 	if c.Samples > 0 {
 		perSample = float64(c.CPU) / float64(c.Samples)
@@ -643,15 +686,15 @@ func perRequest(c Count, requests int64, confidence float64, period time.Duratio
 	}
 }
 
-// cpuIndex returns the index of the cpu/nanoseconds sample value, or -1.
-func cpuIndex(p *profile.Profile) int {
+// CPUIndex returns the index of the cpu/nanoseconds sample value, or -1.
+func CPUIndex(p *profile.Profile) int {
 	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
 		return st.Type == "cpu" && st.Unit == "nanoseconds"
 	})
 }
 
-// countIndex returns the index of the samples/count sample value, or -1.
-func countIndex(p *profile.Profile) int {
+// CountIndex returns the index of the samples/count sample value, or -1.
+func CountIndex(p *profile.Profile) int {
 	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool {
 		return st.Type == "samples" && st.Unit == "count"
 	})
@@ -662,7 +705,7 @@ func countIndex(p *profile.Profile) int {
 // as CPU / period (Pyroscope's merged profiles).
 func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]Count) {
 	self := map[string]Count{}
-	ci, ni := cpuIndex(p), countIndex(p)
+	ci, ni := CPUIndex(p), CountIndex(p)
 	if ci < 0 {
 		return Count{}, self
 	}
@@ -674,9 +717,9 @@ func countProfile(p *profile.Profile, period time.Duration) (Count, map[string]C
 		} else {
 			c.Samples = int64((c.CPU + period/2) / period)
 		}
-		total = total.add(c)
+		total = total.Plus(c)
 		fn := selfFunc(s)
-		self[fn] = self[fn].add(c)
+		self[fn] = self[fn].Plus(c)
 	}
 	return total, self
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -16,7 +17,7 @@ func TestReportSetupRequests(t *testing.T) {
 		sample{labels: map[string]string{"k6_test_run_id": "r1", "k6_scenario": "s", "k6_name": "http://h:1/login"}, n: 100},
 		sample{n: 900}, // setup's logins: unlabelled
 	)
-	src, err := report.NewProfileSource("cpu.pb.gz", p)
+	src, err := pprofsource.New("cpu.pb.gz", p)
 	if err != nil {
 		t.Fatal(err)
 	}

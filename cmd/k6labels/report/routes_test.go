@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -16,7 +17,7 @@ func TestRouteNamesListed(t *testing.T) {
 	lbl := func(name string) map[string]string {
 		return map[string]string{"k6_test_run_id": "r", "k6_scenario": "s", "k6_name": name}
 	}
-	src, err := report.NewProfileSource("routes", buildProfile(
+	src, err := pprofsource.New("routes", buildProfile(
 		sample{labels: lbl("/a/{x}"), n: 10}, sample{labels: lbl("/{y}/b"), n: 10}, sample{labels: lbl("GET /c/{id}"), n: 30}))
 	if err != nil {
 		t.Fatal(err)

@@ -104,10 +104,10 @@ func (s sim) drawWith(count func(float64) int64, rng *rand.Rand) *Report {
 			if x.m[x.key] == nil {
 				x.m[x.key] = &Row{By: x.by, Values: []string{x.key}}
 			}
-			x.m[x.key].Count = x.m[x.key].add(c)
+			x.m[x.key].Count = x.m[x.key].Plus(c)
 			x.m[x.key].Requests += d.requests
 		}
-		r.K6 = r.K6.add(c)
+		r.K6 = r.K6.Plus(c)
 		r.Requests += d.requests
 	}
 	for _, m := range []map[string]*Row{sc, nm} {

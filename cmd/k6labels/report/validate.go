@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -41,4 +42,21 @@ func CheckValues(ps ...*profile.Profile) error {
 		}
 	}
 	return nil
+}
+
+// CheckCPU returns an error wrapping [ErrNotCPU] unless p has a
+// cpu/nanoseconds sample value, naming the sample types p has instead.
+func CheckCPU(p *profile.Profile) error {
+	if CPUIndex(p) >= 0 {
+		return nil
+	}
+	var types []string
+	for _, st := range p.SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	have := "no sample types (an empty profile)"
+	if len(types) > 0 {
+		have = "sample types " + strings.Join(types, ", ")
+	}
+	return fmt.Errorf("%w: it has %s; give a CPU profile (/debug/pprof/profile, not /debug/pprof/heap or allocs)", ErrNotCPU, have)
 }

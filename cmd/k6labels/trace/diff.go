@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"math"
 	"slices"
@@ -218,20 +219,22 @@ func (d *Comparison) Write(w io.Writer, f report.Format) error {
 	md := f == report.Markdown
 	fmt.Fprintf(w, "Per-request CPU and wall time, new run against base, from execution traces. Intervals: %.0f%% for the log ratio of means (delta method), Bonferroni over %d rows (family-wise alpha %g).\n",
 		100*(1-d.Alpha/float64(max(len(d.Rows), 1))), len(d.Rows), d.Alpha)
-	tb := &tableW{md: md, head: []string{"row", "requests", "cpu ms", "median", "change", "interval", "wall ms", "median", "change", "interval", "verdict"}}
+	tb := texttab.New("row", "requests", "cpu ms", "median", "change", "interval", "wall ms", "median", "change", "interval", "verdict")
 	for _, r := range d.Rows {
 		v := string(r.Verdict)
 		if r.Why != "" {
 			v += " (" + r.Why + ")"
 		}
-		tb.rows = append(tb.rows, []string{r.Grouping.String() + "=" + r.Key, fmt.Sprintf("%d → %d", r.Before, r.After),
+		tb.Add(r.Grouping.String()+"="+r.Key, fmt.Sprintf("%d → %d", r.Before, r.After),
 			fmt.Sprintf("%s → %s", msStr(r.CPU.BeforeMean), msStr(r.CPU.AfterMean)), fmt.Sprintf("%s → %s", msStr(r.CPU.BeforeMedian), msStr(r.CPU.AfterMedian)),
-			pct(r.CPU.Change), pct(r.CPU.Low) + " … " + pct(r.CPU.High),
+			pct(r.CPU.Change), pct(r.CPU.Low)+" … "+pct(r.CPU.High),
 			fmt.Sprintf("%s → %s", msStr(r.Wall.BeforeMean), msStr(r.Wall.AfterMean)), fmt.Sprintf("%s → %s", msStr(r.Wall.BeforeMedian), msStr(r.Wall.AfterMedian)),
-			pct(r.Wall.Change), pct(r.Wall.Low) + " … " + pct(r.Wall.High), v})
+			pct(r.Wall.Change), pct(r.Wall.Low)+" … "+pct(r.Wall.High), v)
 	}
 	fmt.Fprintln(w)
-	tb.write(w)
+	if err := tb.Write(w, md); err != nil {
+		return err
+	}
 	for _, r := range d.Rows {
 		if len(r.GrownStacks) == 0 {
 			continue

@@ -3,10 +3,10 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
@@ -140,7 +140,7 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 		if i == 0 || row.Grouping.String() != g.String() {
 			g = row.Grouping
 			h("By " + strings.Join(g, " × "))
-			tb := &tableW{md: md}
+			tb := &texttab.Table{}
 			head := []string{strings.Join(g, " × "), "requests", "cut", "wall mean", "p50", "p95", "p99", "cpu mean", "p50", "p95", "p99", "runnable mean", "p95", "blocked mean"}
 			for _, re := range reasons {
 				head = append(head, re.String())
@@ -148,7 +148,7 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 			if r.K6 != nil {
 				head = append(head, "k6 duration mean", "p95", "k6 waiting mean", "p95")
 			}
-			tb.head = head
+			tb.Head = head
 			for _, row := range r.Rows {
 				if row.Grouping.String() != g.String() {
 					continue
@@ -166,9 +166,11 @@ func (r *Report) Write(w io.Writer, f report.Format) error {
 					ds, ws := summarize(d), summarize(wt)
 					cells = append(cells, latStr(d, ds.Mean), latStr(d, ds.P95), latStr(wt, ws.Mean), latStr(wt, ws.P95))
 				}
-				tb.rows = append(tb.rows, cells)
+				tb.Add(cells...)
 			}
-			tb.write(w)
+			if err := tb.Write(w, md); err != nil {
+				return err
+			}
 			for _, row := range r.Rows {
 				if row.Grouping.String() != g.String() || len(row.Top) == 0 {
 					continue
@@ -203,40 +205,6 @@ func sumCut(t *Trace) int {
 		n += c
 	}
 	return n
-}
-
-// tableW is a table with a left-aligned first column.
-type tableW struct {
-	md   bool
-	head []string
-	rows [][]string
-}
-
-func (t *tableW) write(w io.Writer) {
-	if t.md {
-		esc := func(cells []string) string {
-			out := make([]string, len(cells))
-			for i, c := range cells {
-				out[i] = strings.ReplaceAll(c, "|", `\|`)
-			}
-			return "| " + strings.Join(out, " | ") + " |\n"
-		}
-		fmt.Fprint(w, esc(t.head))
-		seps := []string{"---"}
-		for range t.head[1:] {
-			seps = append(seps, "---:")
-		}
-		fmt.Fprint(w, "| "+strings.Join(seps, " | ")+" |\n")
-		for _, r := range t.rows {
-			fmt.Fprint(w, esc(r))
-		}
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, r := range append([][]string{t.head}, t.rows...) {
-		fmt.Fprintf(tw, "  %s\t%s\t\n", r[0], strings.Join(r[1:], "\t"))
-	}
-	tw.Flush()
 }
 
 // The json output of a trace report (--trace with --format json), documented

@@ -119,75 +119,20 @@ func (s *Server) deriveSeries(body []byte) ([]byte, string, bool) {
 			continue
 		}
 		rsvc, rms, ok := split(rec.Selector)
-		if ok && rsvc == svc && len(rms) == 0 && rec.ProfileType == req.ProfileType && rec.Start <= req.Start && rec.End >= req.End &&
-			emptyAnswer(x.Response) {
-			return []byte("{}"), x.Name, true // a service without profiles there: empty for every query
-		}
-		if !ok || rsvc != svc || len(rms) != 0 || rec.ProfileType != req.ProfileType || rec.Step != req.Step ||
-			rec.Start > req.Start || rec.End < req.End || (req.Start-rec.Start)%step != 0 {
+		if !ok || rsvc != svc || len(rms) != 0 || rec.ProfileType != req.ProfileType || rec.Start > req.Start || rec.End < req.End {
 			continue
 		}
-		usable := true
-		for _, m := range ms {
-			usable = usable && !m.not && slices.Contains(rec.GroupBy, m.name)
+		if emptyAnswer(x.Response) {
+			return []byte("{}"), x.Name, true // a service without profiles there: empty for every query
 		}
-		for _, g := range req.GroupBy {
-			usable = usable && slices.Contains(rec.GroupBy, g)
-		}
-		if !usable {
+		if rec.Step != req.Step || (req.Start-rec.Start)%step != 0 || !groups(rec.GroupBy, req.GroupBy, ms) {
 			continue
 		}
 		var ans seriesAnswer
 		if json.Unmarshal(x.Response, &ans) != nil {
 			continue
 		}
-		type key = string
-		sums := map[key]map[int64]float64{}
-		labelsOf := map[key][]seriesLabel{}
-		for _, ser := range ans.Series {
-			have := map[string]string{}
-			for _, l := range ser.Labels {
-				have[l.Name] = l.Value
-			}
-			match := true
-			for _, m := range ms {
-				match = match && have[m.name] == m.value
-			}
-			if !match {
-				continue
-			}
-			var ls []seriesLabel
-			for _, g := range req.GroupBy {
-				if v := have[g]; v != "" {
-					ls = append(ls, seriesLabel{g, v})
-				}
-			}
-			k := fmt.Sprint(ls)
-			if sums[k] == nil {
-				sums[k], labelsOf[k] = map[int64]float64{}, ls
-			}
-			for _, p := range ser.Points {
-				t, err := strconv.ParseInt(p.Timestamp, 10, 64)
-				if err != nil || t < req.Start || t > req.End || !s.visible(t, time.Duration(step)*time.Millisecond) {
-					continue
-				}
-				sums[k][t] += p.Value
-			}
-		}
-		var out seriesAnswer
-		for _, k := range slices.Sorted(maps.Keys(sums)) {
-			if len(sums[k]) == 0 {
-				continue
-			}
-			var pts []seriesPoint
-			for _, t := range slices.Sorted(maps.Keys(sums[k])) {
-				pts = append(pts, seriesPoint{sums[k][t], strconv.FormatInt(t, 10)})
-			}
-			out.Series = append(out.Series, struct {
-				Labels []seriesLabel `json:"labels,omitempty"`
-				Points []seriesPoint `json:"points"`
-			}{labelsOf[k], pts})
-		}
+		out := s.sumSeries(ans, req, ms, step)
 		b, err := json.Marshal(out)
 		if err != nil {
 			return nil, "", false
@@ -198,6 +143,76 @@ func (s *Server) deriveSeries(body []byte) ([]byte, string, bool) {
 		return b, x.Name, true
 	}
 	return nil, "", false
+}
+
+// groups tells whether a recording grouped by recorded holds every label
+// a request groups by or matches (with =, not !=).
+func groups(recorded, groupBy []string, ms []matcher) bool {
+	for _, m := range ms {
+		if m.not || !slices.Contains(recorded, m.name) {
+			return false
+		}
+	}
+	for _, g := range groupBy {
+		if !slices.Contains(recorded, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// sumSeries returns the series of a recorded answer that match ms, summed
+// by the request's group_by labels, with the points in its window that the
+// clock shows.
+func (s *Server) sumSeries(ans seriesAnswer, req seriesRequest, ms []matcher, step int64) seriesAnswer {
+	sums := map[string]map[int64]float64{}
+	labelsOf := map[string][]seriesLabel{}
+	for _, ser := range ans.Series {
+		have := map[string]string{}
+		for _, l := range ser.Labels {
+			have[l.Name] = l.Value
+		}
+		if !slices.ContainsFunc(ms, func(m matcher) bool { return have[m.name] != m.value }) {
+			var ls []seriesLabel
+			for _, g := range req.GroupBy {
+				if v := have[g]; v != "" {
+					ls = append(ls, seriesLabel{g, v})
+				}
+			}
+			k := fmt.Sprint(ls)
+			if sums[k] == nil {
+				sums[k], labelsOf[k] = map[int64]float64{}, ls
+			}
+			s.addPoints(sums[k], ser.Points, req, step)
+		}
+	}
+	var out seriesAnswer
+	for _, k := range slices.Sorted(maps.Keys(sums)) {
+		if len(sums[k]) == 0 {
+			continue
+		}
+		var pts []seriesPoint
+		for _, t := range slices.Sorted(maps.Keys(sums[k])) {
+			pts = append(pts, seriesPoint{sums[k][t], strconv.FormatInt(t, 10)})
+		}
+		out.Series = append(out.Series, struct {
+			Labels []seriesLabel `json:"labels,omitempty"`
+			Points []seriesPoint `json:"points"`
+		}{labelsOf[k], pts})
+	}
+	return out
+}
+
+// addPoints adds to sum the points in the request's window that the clock
+// shows, by timestamp.
+func (s *Server) addPoints(sum map[int64]float64, pts []seriesPoint, req seriesRequest, step int64) {
+	for _, p := range pts {
+		t, err := strconv.ParseInt(p.Timestamp, 10, 64)
+		if err != nil || t < req.Start || t > req.End || !s.visible(t, time.Duration(step)*time.Millisecond) {
+			continue
+		}
+		sum[t] += p.Value
+	}
 }
 
 // emptyAnswer tells whether a JSON answer holds nothing, as the server's
@@ -339,4 +354,121 @@ func (s *Server) hideUnuploaded(body, resp []byte) []byte {
 		return resp
 	}
 	return b
+}
+
+// deriveGroupedSeries answers a SelectSeries grouped by labels that no
+// recorded series is grouped by together with the selector's matchers
+// (one run's rows) from the recorded protobuf SelectMergeProfile of the
+// same window: for each tuple of the labels' recorded values, the series
+// of the selector plus those values is the CPU of its merged profile, in
+// one point stamped at the end of the window's first step (merged
+// profiles carry no time). Every tuple needs such a recording; the series
+// of samples lacking a label, which no recording selects, are left out.
+func (s *Server) deriveGroupedSeries(body []byte) ([]byte, string, bool) {
+	var req seriesRequest
+	if json.Unmarshal(body, &req) != nil || req.Step <= 0 || len(req.GroupBy) == 0 {
+		return nil, "", false
+	}
+	svc, ms, ok := split(req.Selector)
+	if !ok {
+		return nil, "", false
+	}
+	for _, m := range ms {
+		if m.not {
+			return nil, "", false
+		}
+	}
+	tuples := [][]seriesLabel{nil}
+	for _, g := range req.GroupBy {
+		vals, ok := s.recordedValues(svc, g, req.Start, req.End)
+		if !ok {
+			return nil, "", false
+		}
+		var next [][]seriesLabel
+		for _, t := range tuples {
+			for _, v := range vals {
+				next = append(next, append(slices.Clone(t), seriesLabel{g, v}))
+			}
+		}
+		tuples = next
+	}
+	stamp := strconv.FormatInt(req.Start+int64(req.Step*1000), 10)
+	var out seriesAnswer
+	var from []string
+	for _, t := range tuples {
+		sel := strings.TrimSuffix(req.Selector, "}")
+		for _, l := range t {
+			sel += "," + l.Name + "=" + strconv.Quote(l.Value)
+		}
+		cpu, name, found := s.mergeCPU(sel+"}", req.Start, req.End)
+		if !found {
+			return nil, "", false
+		}
+		from = append(from, name)
+		if cpu > 0 {
+			out.Series = append(out.Series, struct {
+				Labels []seriesLabel `json:"labels,omitempty"`
+				Points []seriesPoint `json:"points"`
+			}{t, []seriesPoint{{cpu, stamp}}})
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, "", false
+	}
+	if len(out.Series) == 0 {
+		b = []byte("{}")
+	}
+	return b, strings.Join(from, "+"), true
+}
+
+// recordedValues returns the recorded LabelValues of name over the
+// service in the window.
+func (s *Server) recordedValues(svc matcher, name string, start, end int64) ([]string, bool) {
+	for _, x := range s.exchanges {
+		var rec labelValuesRequest
+		if !strings.HasSuffix(x.Path, "/LabelValues") || x.Status != 200 || json.Unmarshal(x.Body, &rec) != nil ||
+			rec.Name != name || rec.Start != start || rec.End != end || len(rec.Matchers) != 1 {
+			continue
+		}
+		if rsvc, rms, ok := split(rec.Matchers[0]); !ok || rsvc != svc || len(rms) != 0 {
+			continue
+		}
+		var ans struct {
+			Names []string `json:"names"`
+		}
+		if json.Unmarshal(x.Response, &ans) != nil {
+			continue
+		}
+		return ans.Names, true
+	}
+	return nil, false
+}
+
+// mergeCPU returns the CPU (nanoseconds) of the recorded protobuf
+// SelectMergeProfile of sel over the window, the exchange's name, and
+// whether there is one.
+func (s *Server) mergeCPU(sel string, start, end int64) (float64, string, bool) {
+	for _, x := range s.exchanges {
+		got, ok := x.MergeSelector()
+		if !ok || got != sel || x.Status != 200 || mergeWindow(x) != [2]int64{start, end} {
+			continue
+		}
+		if len(x.Response) == 0 {
+			return 0, x.Name, true
+		}
+		p, err := profile.ParseData(x.Response)
+		if err != nil {
+			return 0, "", false
+		}
+		ci := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "cpu" })
+		var cpu float64
+		for _, smp := range p.Sample {
+			if ci >= 0 {
+				cpu += float64(smp.Value[ci])
+			}
+		}
+		return cpu, x.Name, true
+	}
+	return 0, "", false
 }

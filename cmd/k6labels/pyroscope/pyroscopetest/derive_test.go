@@ -72,3 +72,20 @@ func TestClock(t *testing.T) {
 		t.Errorf("after the upload: %s", got)
 	}
 }
+
+// TestDerivedGroupedSeries: one run's SelectSeries grouped by k6_scenario,
+// which no recording holds (05 sums both runs), is the CPU of the run's
+// recorded merged profile of each scenario (12, 23: README fx1 rush_hour
+// 17.66 s, off_peak 6.11 s), one point at the end of the first step.
+func TestDerivedGroupedSeries(t *testing.T) {
+	srv := pyroscopetest.NewServer(t, load(t))
+	got := post(t, srv.URL, "SelectSeries", `{`+cpuType+`,"label_selector":"{service_name=\"rideshare.k6labels\",k6_test_run_id=\"fx1\"}","start":1796234535000,"end":1796234640000,"group_by":["k6_scenario"],"step":15}`)
+	want := `{"series":[{"labels":[{"name":"k6_scenario","value":"off_peak"}],"points":[{"value":6110000000,"timestamp":"1796234550000"}]},` +
+		`{"labels":[{"name":"k6_scenario","value":"rush_hour"}],"points":[{"value":17660000000,"timestamp":"1796234550000"}]}]}`
+	if got != want {
+		t.Errorf("fx1 by scenario:\n%s\nwant\n%s", got, want)
+	}
+	if srv.Unmatched() != 0 {
+		t.Errorf("%d unmatched", srv.Unmatched())
+	}
+}

@@ -6,7 +6,8 @@
 // response_file) and the response body. A request is answered by the
 // exchange with its method, path, content type and body (JSON compared
 // after normalization, protobuf byte for byte), or by an answer derived
-// from recorded ones (see deriveSeries, deriveLabelValues); any other
+// from recorded ones (see deriveSeries, deriveGroupedSeries,
+// deriveLabelValues); any other
 // request fails the test with a diff against the closest recorded one.
 package pyroscopetest
 
@@ -249,7 +250,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var ok bool
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/SelectSeries"):
-			resp, from, ok = s.deriveSeries(body)
+			if resp, from, ok = s.deriveSeries(body); !ok {
+				resp, from, ok = s.deriveGroupedSeries(body)
+			}
 		case strings.HasSuffix(r.URL.Path, "/LabelValues"):
 			resp, from, ok = s.deriveLabelValues(body)
 		}

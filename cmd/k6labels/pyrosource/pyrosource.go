@@ -1,4 +1,8 @@
-package report
+// Package pyrosource is the [report.Source] of a Pyroscope server: one
+// service's CPU profiles in a time window, split by SelectSeries grouped by
+// the k6 labels, with merged profiles (SelectMergeProfile) of the rows
+// whose functions are shown. It also lists the runs and checks uploads.
+package pyrosource
 
 import (
 	"cmp"
@@ -14,33 +18,35 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
-// PyroscopeSource is a [Source] over one service of a Pyroscope server in a
-// time window. Pyroscope's merged profiles carry no labels: each row is its
-// own SelectMergeProfile query with the row's label values in the selector.
-type PyroscopeSource struct {
+// Source is a [report.Source] over one service of a Pyroscope server in a
+// time window. Pyroscope's merged profiles carry no labels: the CPU of a
+// grouping's rows is one SelectSeries grouped by its labels, and a row's
+// profile its own SelectMergeProfile query with its values in the selector.
+type Source struct {
 	c          *pyroscope.Client
 	url        string
 	service    string
 	start, end time.Time
 	period     time.Duration
-	run        string // "": every run; a k6_test_run_id or LocalRun: that run only
-	totals     map[string]Count
+	run        string // "": every run; a k6_test_run_id or report.LocalRun: that run only
+	totals     map[string]report.Count
 }
 
-// NewPyroscopeSource returns a source of service's CPU profiles on the
+// New returns a source of service's CPU profiles on the
 // server of c between start and end; url names the server in messages
 // (give c.URL(): it has no userinfo).
-func NewPyroscopeSource(c *pyroscope.Client, url, service string, start, end time.Time) *PyroscopeSource {
-	return &PyroscopeSource{c: c, url: url, service: service, start: start, end: end, period: 10 * time.Millisecond}
+func New(c *pyroscope.Client, url, service string, start, end time.Time) *Source {
+	return &Source{c: c, url: url, service: service, start: start, end: end, period: 10 * time.Millisecond}
 }
 
 // ForRun returns a copy of s whose every query selects run id's samples (a
-// k6_test_run_id, or [LocalRun]: those with k6 labels but no run id) and
+// k6_test_run_id, or [report.LocalRun]: those with k6 labels but no run id) and
 // the samples without any k6 label, whose CPU Totals gives under "".
 // Other runs are in no answer: not in Totals, Values nor any profile.
-func (s *PyroscopeSource) ForRun(id string) *PyroscopeSource {
+func (s *Source) ForRun(id string) *Source {
 	if id == s.run {
 		return s
 	}
@@ -50,26 +56,26 @@ func (s *PyroscopeSource) ForRun(id string) *PyroscopeSource {
 }
 
 // Window returns the source's query window.
-func (s *PyroscopeSource) Window() (start, end time.Time) { return s.start, s.end }
+func (s *Source) Window() (start, end time.Time) { return s.start, s.end }
 
 // WithWindow returns a copy of s that queries from start to end.
-func (s *PyroscopeSource) WithWindow(start, end time.Time) *PyroscopeSource {
+func (s *Source) WithWindow(start, end time.Time) *Source {
 	c := *s
 	c.start, c.end, c.totals = start, end, nil
 	return &c
 }
 
-// String implements [Source].
-func (s *PyroscopeSource) String() string {
+// String implements [report.Source].
+func (s *Source) String() string {
 	return fmt.Sprintf("Pyroscope %s service %s", s.url, s.service)
 }
 
 // query returns the query of the samples matching ms in the window,
 // within the source's run when it has one.
-func (s *PyroscopeSource) query(ms ...pyroscope.Matcher) pyroscope.Query {
+func (s *Source) query(ms ...pyroscope.Matcher) pyroscope.Query {
 	if s.run != "" {
-		scope := pyroscope.Matcher{Name: LabelRunID}
-		if s.run != LocalRun {
+		scope := pyroscope.Matcher{Name: report.LabelRunID}
+		if s.run != report.LocalRun {
 			scope.Value = s.run
 		}
 		all := []pyroscope.Matcher{scope}
@@ -85,14 +91,14 @@ func (s *PyroscopeSource) query(ms ...pyroscope.Matcher) pyroscope.Query {
 
 // unscoped returns the query of the samples matching ms in the window,
 // whatever their run.
-func (s *PyroscopeSource) unscoped(ms ...pyroscope.Matcher) pyroscope.Query {
+func (s *Source) unscoped(ms ...pyroscope.Matcher) pyroscope.Query {
 	return pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service, ms...), Start: s.start, End: s.end}
 }
 
 // sum returns the CPU of series' points stamped in the window: SelectSeries
 // reaches one step back before the window's start, which SelectMergeProfile
 // does not, so that point is left out for the two to agree.
-func (s *PyroscopeSource) sum(ser pyroscope.Series, step time.Duration) Count {
+func (s *Source) sum(ser pyroscope.Series, step time.Duration) report.Count {
 	var t float64
 	for _, p := range ser.Points {
 		if !p.Time.Add(-step).Before(s.start) {
@@ -102,15 +108,15 @@ func (s *PyroscopeSource) sum(ser pyroscope.Series, step time.Duration) Count {
 	return s.count(t)
 }
 
-// count converts a SelectSeries sum (nanoseconds of CPU) to a Count of
+// count converts a SelectSeries sum (nanoseconds of CPU) to a report.Count of
 // 10 ms samples: the server's values are multiples of the period.
-func (s *PyroscopeSource) count(nanos float64) Count {
+func (s *Source) count(nanos float64) report.Count {
 	cpu := time.Duration(math.Round(nanos))
-	return Count{CPU: cpu, Samples: int64((cpu + s.period/2) / s.period)}
+	return report.Count{CPU: cpu, Samples: int64((cpu + s.period/2) / s.period)}
 }
 
 // wrap adds to a client error what the user of the command can do.
-func (s *PyroscopeSource) wrap(err error) error {
+func (s *Source) wrap(err error) error {
 	var pe *pyroscope.Error
 	switch {
 	case errors.Is(err, pyroscope.ErrUnreachable):
@@ -121,11 +127,11 @@ func (s *PyroscopeSource) wrap(err error) error {
 	return err
 }
 
-// Totals implements [Source] with SelectSeries grouped by k6_test_run_id
-// (or of the source's run). It returns an error wrapping [ErrNoData] when
+// Totals implements [report.Source] with SelectSeries grouped by k6_test_run_id
+// (or of the source's run). It returns an error wrapping [report.ErrNoData] when
 // the service has no CPU in the window. The answer is kept: asked again,
 // it makes no query.
-func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) {
+func (s *Source) Totals(ctx context.Context) (map[string]report.Count, error) {
 	if s.totals != nil {
 		return maps.Clone(s.totals), nil
 	}
@@ -133,10 +139,10 @@ func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]Count{}
+	out := map[string]report.Count{}
 	for id, series := range byRun {
 		for _, ser := range series {
-			out[id] = out[id].add(s.sum(ser, seriesStep))
+			out[id] = out[id].Plus(s.sum(ser, report.SeriesStep))
 		}
 	}
 	s.totals = maps.Clone(out)
@@ -148,21 +154,21 @@ func (s *PyroscopeSource) Totals(ctx context.Context) (map[string]Count, error) 
 // without a scenario by k6_name: queries made only when there are some.
 //
 // Scoped to a run id, there are two queries: that run's samples, and those
-// without any k6 label; scoped to [LocalRun], there is no first query.
-func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope.Series, error) {
+// without any k6 label; scoped to [report.LocalRun], there is no first query.
+func (s *Source) runSeries(ctx context.Context) (map[string][]pyroscope.Series, error) {
 	out := map[string][]pyroscope.Series{}
 	found := 0
-	if s.run != LocalRun {
+	if s.run != report.LocalRun {
 		var groupBy []string
 		if s.run == "" {
-			groupBy = []string{LabelRunID}
+			groupBy = []string{report.LabelRunID}
 		}
-		series, err := s.c.SelectSeries(ctx, s.query(), groupBy, seriesStep)
+		series, err := s.c.SelectSeries(ctx, s.query(), groupBy, report.SeriesStep)
 		if err != nil {
 			return nil, s.wrap(err)
 		}
 		for _, ser := range series {
-			id := ser.Labels[LabelRunID]
+			id := ser.Labels[report.LabelRunID]
 			if s.run != "" {
 				id = s.run
 			}
@@ -178,11 +184,11 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 		}
 		found = len(series)
 	}
-	if s.run != "" && s.run != LocalRun {
+	if s.run != "" && s.run != report.LocalRun {
 		// The samples without any k6 label, in one query that reads no
 		// other run's.
-		none := []pyroscope.Matcher{{Name: LabelRunID}, {Name: LabelScenario}, {Name: LabelName}}
-		series, err := s.c.SelectSeries(ctx, s.unscoped(none...), nil, seriesStep)
+		none := []pyroscope.Matcher{{Name: report.LabelRunID}, {Name: report.LabelScenario}, {Name: report.LabelName}}
+		series, err := s.c.SelectSeries(ctx, s.unscoped(none...), nil, report.SeriesStep)
 		if err != nil {
 			return nil, s.wrap(err)
 		}
@@ -192,9 +198,9 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 		}
 		return out, nil
 	}
-	unlabelled := []pyroscope.Matcher{{Name: LabelRunID}}
-	for _, label := range []string{LabelScenario, LabelName} {
-		series, err := s.c.SelectSeries(ctx, s.unscoped(unlabelled...), []string{label}, seriesStep)
+	unlabelled := []pyroscope.Matcher{{Name: report.LabelRunID}}
+	for _, label := range []string{report.LabelScenario, report.LabelName} {
+		series, err := s.c.SelectSeries(ctx, s.unscoped(unlabelled...), []string{label}, report.SeriesStep)
 		if err != nil {
 			return nil, s.wrap(err)
 		}
@@ -203,7 +209,7 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 			if ser.Labels[label] == "" {
 				rest = append(rest, ser)
 			} else {
-				out[LocalRun] = append(out[LocalRun], ser)
+				out[report.LocalRun] = append(out[report.LocalRun], ser)
 			}
 			found++
 		}
@@ -221,26 +227,26 @@ func (s *PyroscopeSource) runSeries(ctx context.Context) (map[string][]pyroscope
 
 // noData returns the error for a service without CPU in the window, naming
 // the services the server has when it tells.
-func (s *PyroscopeSource) noData(ctx context.Context) error {
+func (s *Source) noData(ctx context.Context) error {
 	of := ""
 	switch {
-	case s.run == LocalRun:
+	case s.run == report.LocalRun:
 		of = " of a local k6 run or without k6 labels"
 	case s.run != "":
-		of = fmt.Sprintf(" with %s=%q or without k6 labels", LabelRunID, s.run)
+		of = fmt.Sprintf(" with %s=%q or without k6 labels", report.LabelRunID, s.run)
 	}
 	msg := fmt.Sprintf("Pyroscope %s has no CPU profiles (%s) of service %q%s from %s to %s",
 		s.url, pyroscope.CPUProfileType, s.service, of, s.start.UTC().Format(time.RFC3339), s.end.UTC().Format(time.RFC3339))
 	q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Start: s.start, End: s.end} // no selector: every service
 	if names, err := s.c.LabelValues(ctx, pyroscope.ServiceLabel, q); err == nil && len(names) > 0 {
 		slices.Sort(names)
-		return fmt.Errorf("%w: %s; services there: %s (--service)", ErrNoData, msg, strings.Join(names, ", "))
+		return fmt.Errorf("%w: %s; services there: %s (--service)", report.ErrNoData, msg, strings.Join(names, ", "))
 	}
-	return fmt.Errorf("%w: %s: check --service (the application name the service pushes under) and the time window", ErrNoData, msg)
+	return fmt.Errorf("%w: %s: check --service (the application name the service pushes under) and the time window", report.ErrNoData, msg)
 }
 
-// Values implements [Source] with LabelValues over the service.
-func (s *PyroscopeSource) Values(ctx context.Context, label string) ([]string, error) {
+// Values implements [report.Source] with LabelValues over the service.
+func (s *Source) Values(ctx context.Context, label string) ([]string, error) {
 	vs, err := s.c.LabelValues(ctx, label, s.query())
 	if err != nil {
 		return nil, s.wrap(err)
@@ -249,24 +255,52 @@ func (s *PyroscopeSource) Values(ctx context.Context, label string) ([]string, e
 	return vs, nil
 }
 
-// Profile implements [Source] with one SelectMergeProfile whose selector is
-// the service and the matchers, in their order.
-func (s *PyroscopeSource) Profile(ctx context.Context, match []Matcher) (*profile.Profile, error) {
+// Split implements [report.Source] with one SelectSeries of the service and the
+// scope's matchers grouped by g's labels.
+func (s *Source) Split(ctx context.Context, g report.Grouping, scope []report.Matcher) (map[string]report.Part, error) {
+	series, err := s.c.SelectSeries(ctx, s.query(pyroMatchers(scope)...), g, report.SeriesStep)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	out := map[string]report.Part{}
+	vals := make([]string, len(g))
+	for _, ser := range series {
+		ok := true
+		for i, label := range g {
+			vals[i] = ser.Labels[label]
+			ok = ok && vals[i] != ""
+		}
+		if ok {
+			k := report.TupleKey(vals)
+			out[k] = report.Part{Count: out[k].Count.Plus(s.sum(ser, report.SeriesStep))}
+		}
+	}
+	return out, nil
+}
+
+// pyroMatchers converts matchers to the client's.
+func pyroMatchers(match []report.Matcher) []pyroscope.Matcher {
 	ms := make([]pyroscope.Matcher, len(match))
 	for i, m := range match {
 		ms[i] = pyroscope.Matcher{Name: m.Name, Value: m.Value, Not: m.Not}
 	}
-	q := s.query(ms...)
+	return ms
+}
+
+// Profile implements [report.Source] with one SelectMergeProfile whose selector is
+// the service and the matchers, in their order.
+func (s *Source) Profile(ctx context.Context, match []report.Matcher) (*profile.Profile, error) {
+	q := s.query(pyroMatchers(match)...)
 	p, err := s.c.SelectMergeProfile(ctx, q)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	if len(p.Sample) > 0 {
-		if err := CheckCPU(p); err != nil {
+		if err := report.CheckCPU(p); err != nil {
 			return nil, err
 		}
 	}
-	if err := CheckValues(p); err != nil {
+	if err := report.CheckValues(p); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
 	name(p, s.url, q)
@@ -319,35 +353,35 @@ func selectorValues(sel string) [][2]string {
 }
 
 // Runs lists the k6 test runs of the source's window, by first point; a
-// local k6 run (k6 labels without a run id) is listed as [LocalRun].
-func (s *PyroscopeSource) Runs(ctx context.Context) ([]Run, error) {
+// local k6 run (k6 labels without a run id) is listed as [report.LocalRun].
+func (s *Source) Runs(ctx context.Context) ([]report.Run, error) {
 	byRun, err := s.runSeries(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var runs []Run
+	var runs []report.Run
 	for id, series := range byRun {
 		if id == "" {
 			continue
 		}
-		var r Run
+		var r report.Run
 		for _, ser := range series {
 			for _, p := range ser.Points {
-				if p.Time.Add(-seriesStep).Before(s.start) || p.Value == 0 {
+				if p.Time.Add(-report.SeriesStep).Before(s.start) || p.Value == 0 {
 					continue
 				}
 				if r.ID == "" {
-					r = Run{ID: id, First: p.Time, Last: p.Time}
+					r = report.Run{ID: id, First: p.Time, Last: p.Time}
 				}
 				r.First, r.Last = minTime(r.First, p.Time), maxTime(r.Last, p.Time)
 			}
-			r.CPU += s.sum(ser, seriesStep).CPU
+			r.CPU += s.sum(ser, report.SeriesStep).CPU
 		}
 		if r.ID != "" {
 			runs = append(runs, r)
 		}
 	}
-	slices.SortFunc(runs, func(a, b Run) int { return cmp.Or(a.First.Compare(b.First), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(runs, func(a, b report.Run) int { return cmp.Or(a.First.Compare(b.First), cmp.Compare(a.ID, b.ID)) })
 	return runs, nil
 }
 
@@ -367,7 +401,7 @@ func maxTime(a, b time.Time) time.Time {
 
 // Uploaded tells whether the server holds the service's CPU profiles up to
 // end, such as a k6 run's last request. pyroscope-go stamps a profile with
-// the start of its 30 s window ([PyroscopeWindow]) and uploads it when the
+// the start of its 30 s window ([report.PyroscopeWindow]) and uploads it when the
 // window ends, so the window holding end is stamped after end − window.
 // Instances of a service have windows of their own: the one whose previous
 // window (stamped up to end − window) began last uploads its window holding
@@ -377,13 +411,13 @@ func maxTime(a, b time.Time) time.Time {
 // end − window. It asks SelectSeries of the whole service (no run: idle
 // CPU counts too) in 1 s steps from end − 2 windows (not before the
 // source's start) up to now.
-func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (bool, error) {
-	from := end.Add(-2 * PyroscopeWindow)
+func (s *Source) Uploaded(ctx context.Context, end, now time.Time) (bool, error) {
+	from := end.Add(-2 * report.PyroscopeWindow)
 	if from.Before(s.start) {
 		from = s.start
 	}
 	from = from.Truncate(time.Second)
-	to := end.Add(PyroscopeWindow)
+	to := end.Add(report.PyroscopeWindow)
 	if now.Before(to) {
 		to = now
 	}
@@ -397,7 +431,7 @@ func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (boo
 	}
 	// A point ends the step (t−1s, t] that holds a stamp: t−1s is a lower
 	// bound of the stamp, t an upper one.
-	last := end.Add(-PyroscopeWindow) // windows stamped up to here end before end
+	last := end.Add(-report.PyroscopeWindow) // windows stamped up to here end before end
 	need := last
 	var stamps []time.Time
 	for _, ser := range series {
@@ -409,7 +443,7 @@ func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (boo
 	}
 	for _, t := range stamps {
 		if !t.After(last) {
-			if next := t.Add(PyroscopeWindow - 2*time.Second); next.After(need) {
+			if next := t.Add(report.PyroscopeWindow - 2*time.Second); next.After(need) {
 				need = next
 			}
 		}
@@ -426,14 +460,14 @@ func (s *PyroscopeSource) Uploaded(ctx context.Context, end, now time.Time) (boo
 // k6_test_run_id) in the profiles stamped within margin before the
 // window's start and after its end: another local run's, or before the
 // start this run's own first seconds (a profile is stamped at the start of
-// its window). A source for [LocalRun] uses the k6 results' own range as
+// its window). A source for [report.LocalRun] uses the k6 results' own range as
 // its window, so this CPU is in none of its answers.
-func (s *PyroscopeSource) LocalOutside(ctx context.Context, margin time.Duration) (before, after time.Duration, err error) {
+func (s *Source) LocalOutside(ctx context.Context, margin time.Duration) (before, after time.Duration, err error) {
 	from := s.start.Add(-margin).Truncate(time.Second)
 	to := s.end.Add(margin).Truncate(time.Second).Add(time.Second)
-	ms := []pyroscope.Matcher{{Name: LabelRunID}}
+	ms := []pyroscope.Matcher{{Name: report.LabelRunID}}
 	var nanosBefore, nanosAfter float64
-	for _, label := range []string{LabelScenario, LabelName} {
+	for _, label := range []string{report.LabelScenario, report.LabelName} {
 		q := pyroscope.Query{ProfileType: pyroscope.CPUProfileType, Selector: pyroscope.Selector(s.service, ms...), Start: from, End: to}
 		series, err := s.c.SelectSeries(ctx, q, []string{label}, time.Second)
 		if err != nil {
@@ -456,8 +490,3 @@ func (s *PyroscopeSource) LocalOutside(ctx context.Context, margin time.Duration
 	}
 	return s.count(nanosBefore).CPU, s.count(nanosAfter).CPU, nil
 }
-
-// SeriesStep is the SelectSeries step of totals and runs: a run's points
-// are stamped with the end of their step, on a grid of this step from the
-// window's start.
-const SeriesStep = seriesStep

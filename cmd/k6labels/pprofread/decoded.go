@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"encoding/binary"

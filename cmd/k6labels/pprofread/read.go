@@ -1,4 +1,7 @@
-package report
+// Package pprofread reads pprof CPU profiles from files and
+// /debug/pprof/profile URLs within bounds: the bytes once decompressed,
+// the memory once decoded, and the time of a URL's exchange.
+package pprofread
 
 import (
 	"context"
@@ -14,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // Defaults of [ReadOptions].
@@ -46,9 +50,9 @@ func URLTimeout(u *url.URL, margin time.Duration) time.Duration {
 
 // ReadProfileWith reads a pprof CPU profile from a file or an http(s) URL
 // (given [URLTimeout]), decompressing it within o.MaxBytes, and stops when ctx
-// is done. It returns an error wrapping [ErrNotCPU] for another kind of
-// profile, [bounded.ErrTooLarge] past the limit, and [ErrBadValues] for
-// values no CPU profile has (see [CheckValues]).
+// is done. It returns an error wrapping [report.ErrNotCPU] for another kind of
+// profile, [bounded.ErrTooLarge] past the limit, and [report.ErrBadValues] for
+// values no CPU profile has (see [report.CheckValues]).
 func ReadProfileWith(ctx context.Context, hc *http.Client, where string, o ReadOptions) (*profile.Profile, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxProfileBytes
@@ -85,10 +89,10 @@ func ReadProfileWith(ctx context.Context, hc *http.Client, where string, o ReadO
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: not a pprof profile: %w (give a CPU profile such as /debug/pprof/profile writes; go tool pprof reads it)", where, err)
 	}
-	if err := CheckCPU(p); err != nil {
+	if err := report.CheckCPU(p); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", where, err)
 	}
-	if err := CheckValues(p); err != nil {
+	if err := report.CheckValues(p); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", where, err)
 	}
 	return p, nil

@@ -1,4 +1,8 @@
-package report
+// Package stats holds the statistics of k6labels' reports and diffs: the
+// Poisson interval of a sample count, normal quantiles and p-values, Holm's
+// procedure, the between-run variance, detectable changes, the
+// Mann–Whitney rank test. It knows nothing of reports: numbers in, numbers out.
+package stats
 
 import (
 	"cmp"
@@ -16,7 +20,7 @@ import (
 // the exact Garwood interval, within 1% of it from k = 5 on; k = 0 gives
 // [0, upper].
 func PoissonInterval(k int64, confidence float64) (low, high float64) {
-	z := normalQuantile(1 - (1-confidence)/2)
+	z := NormalQuantile(1 - (1-confidence)/2)
 	if k > 0 {
 		x := float64(k)
 		low = x * math.Pow(1-1/(9*x)-z/(3*math.Sqrt(x)), 3)
@@ -26,28 +30,28 @@ func PoissonInterval(k int64, confidence float64) (low, high float64) {
 	return max(low, 0), high
 }
 
-// normalQuantile returns the p-quantile of the standard normal distribution.
-func normalQuantile(p float64) float64 {
+// NormalQuantile returns the p-quantile of the standard normal distribution.
+func NormalQuantile(p float64) float64 {
 	return math.Sqrt2 * math.Erfinv(2*p-1)
 }
 
-// normalTwoSided returns the two-sided p-value of a standard normal z.
-func normalTwoSided(z float64) float64 {
+// NormalTwoSided returns the two-sided p-value of a standard normal z.
+func NormalTwoSided(z float64) float64 {
 	return math.Erfc(math.Abs(z) / math.Sqrt2)
 }
 
-// logRate returns the log of a Poisson rate k/exposure and its variance,
+// LogRate returns the log of a Poisson rate k/exposure and its variance,
 // with Haldane's +0.5 so that a count of 0 has a finite log.
-func logRate(k int64, exposure float64) (logr, variance float64) {
+func LogRate(k int64, exposure float64) (logr, variance float64) {
 	x := float64(k) + 0.5
 	return math.Log(x / exposure), 1 / x
 }
 
-// holm returns which of the p-values Holm's step-down procedure rejects at
+// Holm returns which of the p-values Holm's step-down procedure rejects at
 // family-wise error rate alpha: the smallest p-value is compared with
 // alpha/m, the next with alpha/(m-1), and so on until one is not rejected.
 // It holds the family-wise rate at alpha under any dependence.
-func holm(p []float64, alpha float64) []bool {
+func Holm(p []float64, alpha float64) []bool {
 	idx := make([]int, len(p))
 	for i := range idx {
 		idx[i] = i
@@ -63,9 +67,9 @@ func holm(p []float64, alpha float64) []bool {
 	return reject
 }
 
-// median returns the weights w (summing to 1) such that Σ w_i x_i is the
+// Median returns the weights w (summing to 1) such that Σ w_i x_i is the
 // median of x: one element, or the mean of the two middle ones.
-func median(x []float64) []float64 {
+func Median(x []float64) []float64 {
 	idx := make([]int, len(x))
 	for i := range idx {
 		idx[i] = i
@@ -80,10 +84,10 @@ func median(x []float64) []float64 {
 	return w
 }
 
-// chiSquareUpper returns P(X ≥ q) for X chi-squared with k degrees of
+// ChiSquareUpper returns P(X ≥ q) for X chi-squared with k degrees of
 // freedom, by the Wilson–Hilferty cube-root approximation (within 0.005 of
 // the exact tail from k = 1 on at the 5% point).
-func chiSquareUpper(q float64, k int) float64 {
+func ChiSquareUpper(q float64, k int) float64 {
 	if k <= 0 {
 		return 1
 	}
@@ -96,19 +100,19 @@ func chiSquareUpper(q float64, k int) float64 {
 	return 0.5 * math.Erfc(z/math.Sqrt2)
 }
 
-// excessVariance estimates τ², the variance of the rows' log changes x
+// ExcessVariance estimates τ², the variance of the rows' log changes x
 // beyond their known variances v: DerSimonian and Laird's moment estimator
 // of random-effects meta-analysis, over the rows within 3.5 robust
 // standard deviations (1.4826 × the median absolute deviation) of the
 // median, so that a row that truly changed does not inflate it; raised by
 // one standard error of a variance estimate, √(2/(n−1)), for the rows
-// being few. ok is false with fewer than 4 rows: too few to estimate it.
-func excessVariance(x, v []float64) (tau2 float64, ok bool) {
+// being few. With fewer than 4 rows there is no estimate: a warning.
+func ExcessVariance(x, v []float64) Excess {
 	if len(x) < 4 {
-		return 0, false
+		return Excess{Warning: tooFew}
 	}
 	center := func(y []float64) float64 {
-		w := median(y)
+		w := Median(y)
 		var c float64
 		for i := range y {
 			c += w[i] * y[i]
@@ -131,7 +135,7 @@ func excessVariance(x, v []float64) (tau2 float64, ok bool) {
 		}
 	}
 	if n < 4 {
-		return 0, false
+		return Excess{Rows: n, Warning: tooFew}
 	}
 	mu := swx / sw
 	var q float64
@@ -140,13 +144,27 @@ func excessVariance(x, v []float64) (tau2 float64, ok bool) {
 			q += (x[i] - mu) * (x[i] - mu) / v[i]
 		}
 	}
-	tau2 = max(0, (q-float64(n-1))/(sw-sw2/sw))
-	return tau2 * (1 + math.Sqrt(2/float64(n-1))), true
+	tau2 := max(0, (q-float64(n-1))/(sw-sw2/sw))
+	return Excess{Tau2: tau2 * (1 + math.Sqrt(2/float64(n-1))), Rows: n}
 }
 
-// detectable returns the smallest log change a two-sided z test at level
-// alpha detects with probability power (80%), given the variance of the
+// Excess is the result of [ExcessVariance]: τ² from Rows rows, or a
+// Warning that says why there is no estimate (then Tau2 is 0).
+type Excess struct {
+	Tau2    float64
+	Rows    int
+	Warning string
+}
+
+const tooFew = "fewer than 4 rows near the median: too few to estimate the variance between runs"
+
+// Power is the probability at which [Detectable] computes the smallest
+// change a test sees.
+const Power = 0.8
+
+// Detectable returns the smallest log change a two-sided z test at level
+// alpha detects with probability [Power], given the variance of the
 // estimate: (z_{1−α/2} + z_power) · √variance.
-func detectable(variance, alpha float64) float64 {
-	return (normalQuantile(1-alpha/2) + normalQuantile(power)) * math.Sqrt(variance)
+func Detectable(variance, alpha float64) float64 {
+	return (NormalQuantile(1-alpha/2) + NormalQuantile(Power)) * math.Sqrt(variance)
 }
