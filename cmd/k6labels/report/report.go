@@ -229,6 +229,8 @@ type Report struct {
 	K6Span  Span
 
 	prof *profile.Profile // merged profile of the run(s) in scope
+	// queries are the k6 results' requests by name and query string.
+	queries map[string]*k6results.QueryMix
 }
 
 // Unmatched is a k6 request name that no k6_name label carries.
@@ -312,6 +314,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
 		r.Outside, r.K6Span = k.Outside, Span{k.AllStart, k.AllEnd}
+		r.queries = k.Queries
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
