@@ -66,12 +66,19 @@ fuzz:
 BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 ## diff-rates: the diff's false-alarm and detection rates on real in-process
-## runs of the demo (DIFF_PAIRS rounds of a no-change and a /car +33% pair;
-## minutes, not part of test). docs/report.md shows a measured table.
-DIFF_PAIRS ?= 10
+## runs of the demo: DIFF_PAIRS no-change pairs (each its own two runs),
+## DIFF_UNIFORM pairs with every route +20%, DIFF_EFFECT pairs per /car +10%,
+## +20%, +30%, DIFF_REQUESTS requests per run (about 20 s on a shared 2-core
+## machine). About an hour; not part of test. docs/report.md shows the tables.
+DIFF_PAIRS ?= 20
+DIFF_UNIFORM ?= 5
+DIFF_EFFECT ?= 8
+DIFF_REQUESTS ?= 4500
 .PHONY: diff-rates
 diff-rates:
-	cd examples/rideshare && K6LABELS_DIFF_PAIRS=$(DIFF_PAIRS) go test -run '^TestDiffRates$$' -count=1 -timeout 0 -v . | grep -v '^=== RUN'
+	cd examples/rideshare && K6LABELS_DIFF_PAIRS=$(DIFF_PAIRS) K6LABELS_DIFF_UNIFORM=$(DIFF_UNIFORM) \
+		K6LABELS_DIFF_EFFECT=$(DIFF_EFFECT) K6LABELS_DIFF_REQUESTS=$(DIFF_REQUESTS) \
+		go test -run '^TestDiffRates$$' -count=1 -timeout 0 -v . | grep --line-buffered -v '^=== RUN'
 
 ## bench: the root package's benchmarks.
 bench:

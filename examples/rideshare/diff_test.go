@@ -52,13 +52,19 @@ func recordAt(t *testing.T, hz int, f func()) *profile.Profile {
 // pairRun sends diffRequests to h under a profile and returns its report.
 func pairRun(t *testing.T, h http.Handler, id string) *report.Report {
 	t.Helper()
+	return pairRunN(t, h, id, diffRequests)
+}
+
+// pairRunN sends n requests to h under a profile and returns its report.
+func pairRunN(t *testing.T, h http.Handler, id string, n int) *report.Report {
+	t.Helper()
 	srv, err := startServer("127.0.0.1:0", h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	d := newDriver(srv.URL, id, defaultScenarios)
-	d.maxRequests = diffRequests
+	d.maxRequests = int64(n)
 	start := time.Now()
 	p := recordAt(t, diffHz, func() { d.run(context.Background()) })
 	if err := d.err(); err != nil {

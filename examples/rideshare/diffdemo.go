@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/pprof"
 	"strconv"
@@ -26,14 +27,22 @@ const (
 )
 
 // newCostlierService returns the instrumented service with extra units of
-// work on costlierRoute: the "new build" of the diff demo. The extra
-// work runs inside the middleware, so it carries the request's labels.
+// work on costlierRoute: the "new build" of the diff demo.
 func newCostlierService(extra int) http.Handler {
+	return newExtraWorkService(map[string]float64{costlierRoute: float64(extra) / float64(routeUnits(costlierRoute))})
+}
+
+// newExtraWorkService returns the instrumented service whose routes do
+// extra[path] more of their work (0.2: +20%; a route's units times that,
+// rounded to whole xorshift rounds). The extra work runs inside the
+// middleware, so it carries the request's labels.
+func newExtraWorkService(extra map[string]float64) http.Handler {
 	mux := newMux()
 	return k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == costlierRoute {
+		if f := extra[r.URL.Path]; f > 0 {
+			rounds := int(math.Round(f * float64(routeUnits(r.URL.Path)*unitRounds)))
 			// The result goes out, so the extra search is work that counts.
-			w.Header().Set("X-Extra-Search", strconv.FormatUint(findNearestVehicle(extra, 1), 16))
+			w.Header().Set("X-Extra-Search", strconv.FormatUint(searchRounds(rounds, 1), 16))
 		}
 		mux.ServeHTTP(w, r)
 	}))

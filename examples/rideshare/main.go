@@ -116,36 +116,55 @@ func parseFlags(args []string, w io.Writer) (*options, error) {
 		fs.Usage()
 		return nil, errUsage
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return bad("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	case o.serve != "" && o.target != "":
-		return bad("-serve and -target exclude each other: run one process of each")
-	case o.diff && (o.serve != "" || o.target != "" || o.pyroscope != ""):
-		return bad("-diff runs both runs in this process: it does not combine with -serve, -target or -pyroscope")
-	case o.target != "" && o.pyroscope != "":
-		return bad("-target sends load only; -pyroscope belongs to the process that serves")
-	case o.k6out != "" && o.target == "":
-		return bad("-k6-out goes with -target: the k6-format results of the load this process sends")
-	case o.requests != 0 && o.target == "":
-		return bad("-requests goes with -target")
-	case o.requests < 0:
-		return bad("-requests must not be negative")
-	case o.cpuprof != "" && (o.serve == "" || o.pyroscope != ""):
-		return bad("-cpuprofile goes with -serve, without -pyroscope (Go has one CPU profiler per process)")
-	case o.carExtra != 0 && o.serve == "":
-		return bad("-car-extra goes with -serve")
-	case o.carExtra < 0:
-		return bad("-car-extra must not be negative")
-	case o.duration <= 0:
-		return bad("-duration must be positive")
-	case o.target != "" && !strings.HasPrefix(o.target, "http://") && !strings.HasPrefix(o.target, "https://"):
-		return bad("-target wants a base URL such as http://127.0.0.1:8080")
-	case o.testRunID == "" || strings.ContainsAny(o.testRunID, ", ;"):
-		return bad("-test-run-id must be non-empty, without spaces, commas or semicolons")
+	}
+	if msg := o.conflict(); msg != "" {
+		return bad("%s", msg)
+	}
+	if msg := o.invalid(); msg != "" {
+		return bad("%s", msg)
 	}
 	o.target = strings.TrimSuffix(o.target, "/")
 	return o, nil
+}
+
+// conflict returns what is wrong with the combination of flags o has, or "".
+func (o *options) conflict() string {
+	switch {
+	case o.serve != "" && o.target != "":
+		return "-serve and -target exclude each other: run one process of each"
+	case o.diff && (o.serve != "" || o.target != "" || o.pyroscope != ""):
+		return "-diff runs both runs in this process: it does not combine with -serve, -target or -pyroscope"
+	case o.target != "" && o.pyroscope != "":
+		return "-target sends load only; -pyroscope belongs to the process that serves"
+	case o.k6out != "" && o.target == "":
+		return "-k6-out goes with -target: the k6-format results of the load this process sends"
+	case o.requests != 0 && o.target == "":
+		return "-requests goes with -target"
+	case o.cpuprof != "" && (o.serve == "" || o.pyroscope != ""):
+		return "-cpuprofile goes with -serve, without -pyroscope (Go has one CPU profiler per process)"
+	case o.carExtra != 0 && o.serve == "":
+		return "-car-extra goes with -serve"
+	}
+	return ""
+}
+
+// invalid returns what is wrong with a value of o's flags, or "".
+func (o *options) invalid() string {
+	switch {
+	case o.requests < 0:
+		return "-requests must not be negative"
+	case o.carExtra < 0:
+		return "-car-extra must not be negative"
+	case o.duration <= 0:
+		return "-duration must be positive"
+	case o.target != "" && !strings.HasPrefix(o.target, "http://") && !strings.HasPrefix(o.target, "https://"):
+		return "-target wants a base URL such as http://127.0.0.1:8080"
+	case o.testRunID == "" || strings.ContainsAny(o.testRunID, ", ;"):
+		return "-test-run-id must be non-empty, without spaces, commas or semicolons"
+	}
+	return ""
 }
 
 // run is the command: it parses args and runs the mode they ask for, writing

@@ -51,8 +51,16 @@ const unitRounds = 1 << 20
 //
 //go:noinline
 func findNearestVehicle(units int, seed uint64) uint64 {
+	return searchRounds(units*unitRounds, seed)
+}
+
+// searchRounds is the work of the search: rounds xorshift rounds (a unit is
+// unitRounds), so that extra work can be a fraction of a unit.
+//
+//go:noinline
+func searchRounds(rounds int, seed uint64) uint64 {
 	x := seed | 1
-	for i := 0; i < units*unitRounds; i++ {
+	for i := 0; i < rounds; i++ {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17

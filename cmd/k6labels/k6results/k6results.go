@@ -1,5 +1,6 @@
 // Package k6results reads the results k6 writes with --out json=FILE or
-// --out csv=FILE (either gzip-compressed or not) and counts the HTTP requests
+// --out csv=FILE (either gzip-compressed or not) and counts the requests
+// (http_reqs points, and one per grpc_req_duration point of k6/net/grpc)
 // per scenario and request name, named as the k6labels labels name them.
 //
 // The files are streamed: memory stays bounded by the number of distinct
@@ -33,11 +34,16 @@ type Key struct {
 	Name     string
 }
 
-// Results are the http_reqs counts of one k6 run's scenarios.
+// Results are the request counts of one k6 run's scenarios: its http_reqs,
+// and its gRPC calls (a grpc_req_duration point each), together.
 type Results struct {
 	Format   string        // "json" or "csv"
-	Requests map[Key]int64 // http_reqs per scenario and normalized name
-	Total    int64         // all http_reqs counted in Requests
+	Requests map[Key]int64 // requests per scenario and normalized name
+	Total    int64         // all requests counted in Requests
+	GRPC     int64         // of Total, the gRPC calls'
+	// Queries are the requests of Requests by normalized name and query
+	// string, bounded per name (see [QueryMix]).
+	Queries map[string]*QueryMix
 	// LeftOut are the http_reqs without a scenario tag or in a ::setup or
 	// ::teardown group: k6's helper does not label them, so their CPU is
 	// in no k6 row; they are in neither Requests, Total, Start nor End.
@@ -196,6 +202,7 @@ func (res *Results) add(scenario, group, name, method string, value float64, t t
 	}
 	res.Requests[Key{scenario, Name(name)}] += n
 	res.addMethod(Key{scenario, Name(name)}, method, n)
+	res.addQuery(name, n)
 	res.Total += n
 	if res.Start.IsZero() || t.Before(res.Start) {
 		res.Start = t
@@ -204,6 +211,21 @@ func (res *Results) add(scenario, group, name, method string, value float64, t t
 		res.End = t
 	}
 	return nil
+}
+
+// addPoint counts a point of metric: http_reqs by its value, a gRPC call
+// (grpcMetric, whose value is its duration) as one request without method.
+func (res *Results) addPoint(metric, scenario, group, name, method string, value float64, t time.Time) error {
+	if metric != grpcMetric {
+		return res.add(scenario, group, name, method, value, t)
+	}
+	if math.IsNaN(value) || value < 0 {
+		return fmt.Errorf("%s value %v: k6 records a call's duration in ms, 0 or more: are these k6's results?", grpcMetric, value)
+	}
+	before := res.Total
+	err := res.add(scenario, group, name, "", 1, t)
+	res.GRPC += res.Total - before
+	return err
 }
 
 // inGroup tells whether k6's group tag is group or a group nested in it.
@@ -229,8 +251,14 @@ type jsonPoint struct {
 
 var (
 	httpReqsMarker = []byte(`"http_reqs"`)
+	grpcMarker     = []byte(`"` + grpcMetric + `"`)
 	pointMarker    = []byte(`"type":"Point"`)
 )
+
+// grpcMetric is the Trend k6/net/grpc adds a point to per call it ends,
+// tagged name (the full method, /package.Service/Method) and scenario; its
+// method tag is the RPC's name, not an HTTP method, so it is not kept.
+const grpcMetric = "grpc_req_duration"
 
 func (res *Results) readJSON(br *bufio.Reader) error {
 	var line []byte
@@ -243,13 +271,13 @@ func (res *Results) readJSON(br *bufio.Reader) error {
 		if len(bytes.TrimSpace(line)) > 0 {
 			// Only http_reqs lines are decoded: the others are most of the
 			// file and need no more than this search.
-			if bytes.Contains(line, httpReqsMarker) || res.wantsLatency(line) {
+			if bytes.Contains(line, httpReqsMarker) || bytes.Contains(line, grpcMarker) || res.wantsLatency(line) {
 				var p jsonPoint
 				if jerr := json.Unmarshal(line, &p); jerr != nil {
 					return fmt.Errorf("%w: line %d is not JSON: %v", ErrFormat, lineNo, jerr)
 				}
-				if p.Type == "Point" && p.Metric == "http_reqs" {
-					if aerr := res.add(p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time); aerr != nil {
+				if p.Type == "Point" && (p.Metric == "http_reqs" || p.Metric == grpcMetric) {
+					if aerr := res.addPoint(p.Metric, p.Data.Tags.Scenario, p.Data.Tags.Group, p.Data.Tags.Name, p.Data.Tags.Method, p.Data.Value, p.Data.Time); aerr != nil {
 						return fmt.Errorf("%w: line %d: %v", ErrFormat, lineNo, aerr)
 					}
 				} else if p.Type == "Point" && res.keepLatency && isLatency(p.Metric) {
@@ -316,7 +344,8 @@ func (res *Results) readCSV(r io.Reader) error {
 		if len(rec) <= last {
 			continue
 		}
-		if m := rec[col["metric_name"]]; m != "http_reqs" {
+		m := rec[col["metric_name"]]
+		if m != "http_reqs" && m != grpcMetric {
 			if res.keepLatency && isLatency(m) {
 				if v, err := strconv.ParseFloat(rec[col["metric_value"]], 64); err == nil {
 					res.addLatency(m, rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], v)
@@ -332,7 +361,7 @@ func (res *Results) readCSV(r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: csv row %d: metric_value %q", ErrFormat, res.Points, rec[col["metric_value"]])
 		}
-		if err := res.add(rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], csvCol(rec, col, "method"), v, ts); err != nil {
+		if err := res.addPoint(m, rec[col["scenario"]], csvCol(rec, col, "group"), rec[col["name"]], csvCol(rec, col, "method"), v, ts); err != nil {
 			return fmt.Errorf("%w: csv row %d: %v", ErrFormat, res.Points, err)
 		}
 	}

@@ -74,6 +74,8 @@ type Diff struct {
 	// Uniform is set when every reference row moved together beyond
 	// noise: one finding, not one regression per row.
 	Uniform *Shift
+	// QueryShifts are the k6_name rows whose query-string mix changed.
+	QueryShifts []QueryShift
 	// Warnings say why the answer is weaker than asked (the text shows
 	// them first); Notes are remarks.
 	Warnings []string
@@ -197,6 +199,7 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	}
 	d.uniform()
 	d.test()
+	d.queryMix()
 	d.grew(opts.Grew)
 	return d, nil
 }

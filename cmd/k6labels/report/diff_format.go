@@ -130,6 +130,9 @@ func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 		} else {
 			fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Raw))
 		}
+		if slices.Equal(dr.By, ByName) && d.queryShift(dr.Key) != nil {
+			fmt.Fprintln(w, "  its query-string mix changed too: this may be the mix, not a costlier request (see the note below)")
+		}
 		if f == Markdown {
 			fmt.Fprintln(w)
 		}

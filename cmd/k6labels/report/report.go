@@ -264,6 +264,8 @@ type Report struct {
 	prof  *profile.Profile // merged profile of the run(s) in scope
 	fetch *fetcher         // fetches row profiles later; nil when made otherwise
 	runs  []*Report        // the runs a sum of runs is of ([NewDiffRuns])
+	// queries are the k6 results' requests by name and query string.
+	queries map[string]*k6results.QueryMix
 }
 
 // Unmatched is a k6 request name that no k6_name label carries.
@@ -347,6 +349,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	if k := opts.K6; k != nil {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
 		r.Outside, r.K6Span = k.Outside, Span{k.AllStart, k.AllEnd}
+		r.queries = k.Queries
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}

@@ -1,0 +1,143 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
+)
+
+// QueryShift is a k6_name row whose requests split otherwise between their
+// query strings after than before, beyond chance.
+type QueryShift struct {
+	Key string
+	P   float64 // of Pearson's chi-square test of homogeneity, before Holm
+	// Moved are the variants whose share of the row's requests moved most,
+	// most first (at most three).
+	Moved []QueryMove
+	// MayBeMix tells that the row's verdict is worse or better: without
+	// CPU per query string (the labels drop it), the change may be the mix.
+	MayBeMix bool
+}
+
+// QueryMove is a query string's share of its row's requests in each run.
+type QueryMove struct {
+	Query         string // "(none)" without one, "(other)" for the rest
+	Before, After float64
+}
+
+// minQueryCell is the fewest requests (both runs) a query string needs to
+// be a column of its own in the test; fewer go to "(other)", so that no
+// expected count is tiny.
+const minQueryCell = 10
+
+// queryMix tests, for each k6_name row with k6 results on both sides, whether
+// its query-string mix changed (Holm over the rows tested at d.Alpha), and
+// records the rows where it did in d.QueryShifts with a note each.
+func (d *Diff) queryMix() {
+	var shifts []QueryShift
+	var ps []float64
+	for i := range d.Rows {
+		dr := &d.Rows[i]
+		if !slices.Equal(dr.By, ByName) || dr.Before == nil || dr.After == nil {
+			continue
+		}
+		b, a := d.Before.queries[dr.Before.Values[0]], d.After.queries[dr.After.Values[0]]
+		if b == nil || a == nil {
+			continue
+		}
+		s, p, ok := queryTest(b, a)
+		if !ok {
+			continue
+		}
+		s.Key, s.MayBeMix = dr.Key, dr.Verdict == Worse || dr.Verdict == Better
+		shifts, ps = append(shifts, s), append(ps, p)
+	}
+	for j, rej := range stats.Holm(ps, d.Alpha) {
+		if !rej {
+			continue
+		}
+		s := shifts[j]
+		s.P = ps[j]
+		d.QueryShifts = append(d.QueryShifts, s)
+		d.Notes = append(d.Notes, s.describe())
+	}
+}
+
+// queryTest compares the query-string mixes b and a: the shares that moved
+// most and the chi-square test's p-value; ok is false when fewer than two
+// columns have requests.
+func queryTest(b, a *k6results.QueryMix) (QueryShift, float64, bool) {
+	cols := map[string][2]float64{}
+	for q, n := range b.Counts {
+		c := cols[q]
+		c[0] += float64(n)
+		cols[q] = c
+	}
+	for q, n := range a.Counts {
+		c := cols[q]
+		c[1] += float64(n)
+		cols[q] = c
+	}
+	other := [2]float64{float64(b.Other), float64(a.Other)}
+	for q, c := range cols {
+		if c[0]+c[1] < minQueryCell {
+			other[0], other[1] = other[0]+c[0], other[1]+c[1]
+			delete(cols, q)
+		}
+	}
+	if other[0]+other[1] > 0 {
+		cols["\x00other"] = other
+	}
+	n := [2]float64{float64(b.Total()), float64(a.Total())}
+	if len(cols) < 2 || n[0] == 0 || n[1] == 0 {
+		return QueryShift{}, 1, false
+	}
+	var chi2 float64
+	var moved []QueryMove
+	for _, q := range slices.Sorted(maps.Keys(cols)) {
+		c := cols[q]
+		for side := range 2 {
+			e := n[side] * (c[0] + c[1]) / (n[0] + n[1])
+			chi2 += (c[side] - e) * (c[side] - e) / e
+		}
+		name := cmp.Or(q, "(none)")
+		if q == "\x00other" {
+			name = "(other)"
+		}
+		moved = append(moved, QueryMove{Query: name, Before: c[0] / n[0], After: c[1] / n[1]})
+	}
+	slices.SortStableFunc(moved, func(x, y QueryMove) int {
+		return cmp.Compare(math.Abs(y.After-y.Before), math.Abs(x.After-x.Before))
+	})
+	return QueryShift{Moved: moved[:min(3, len(moved))]}, stats.ChiSquareUpper(chi2, len(cols)-1), true
+}
+
+// describe is the finding in a sentence, without its final period.
+func (s *QueryShift) describe() string {
+	var parts []string
+	for _, m := range s.Moved {
+		parts = append(parts, fmt.Sprintf("%s %.1f%% → %.1f%%", m.Query, 100*m.Before, 100*m.After))
+	}
+	out := fmt.Sprintf("k6_name=%s: its requests' query-string mix changed beyond chance (chi-square p = %.2g, Holm over the rows tested): %s",
+		s.Key, s.P, strings.Join(parts, ", "))
+	if s.MayBeMix {
+		out += "; the CPU per request change of this row may be that mix, not a costlier request: the labels drop query strings, so CPU per query string is unknown"
+	}
+	return out
+}
+
+// queryShift returns the query-string mix finding of the row key, or nil.
+func (d *Diff) queryShift(key string) *QueryShift {
+	for i := range d.QueryShifts {
+		if d.QueryShifts[i].Key == key {
+			return &d.QueryShifts[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package report_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+)
+
+// queryRun is a report of run id: /car requests by query string (mini,
+// suv) costing carSamples in all, and 1000 /bike requests costing 500.
+func queryRun(t *testing.T, id string, mini, suv int, carSamples int64) *report.Report {
+	t.Helper()
+	var k6 strings.Builder
+	line := func(name string, n int) {
+		for range n {
+			fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:02:45Z","value":1,"tags":{"method":"GET","name":%q,"scenario":"s"}}}`+"\n", name)
+		}
+	}
+	line("http://h:1/car?type=mini", mini)
+	line("http://h:1/car?type=suv", suv)
+	line("http://h:1/bike", 1000)
+	lab := func(name string) map[string]string {
+		return map[string]string{"k6_test_run_id": id, "k6_scenario": "s", "k6_name": name}
+	}
+	src, err := pprofsource.New(id+".pb.gz", buildProfile(
+		sample{labels: lab("http://h:1/car"), n: carSamples},
+		sample{labels: lab("http://h:1/bike"), n: 500, fn: "main.bike"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newReport(t, src, readK6(t, k6.String()))
+}
+
+// TestDiffQueryMix: when /car's requests move from ?type=mini to ?type=suv
+// and /car's CPU per request doubles, the diff reports the query-string
+// mix change and says the change may be the mix (the gate still fails on
+// /car, as on a scenario mix that does not explain a change); the same mix
+// within chance, and /bike without query strings, are no finding.
+func TestDiffQueryMix(t *testing.T) {
+	opts := report.DiffOptions{Normalize: "none", RunSD: -1}
+	d, err := report.NewDiff(queryRun(t, "r1", 800, 200, 1000), queryRun(t, "r2", 200, 800, 2000), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.QueryShifts) != 1 {
+		t.Fatalf("query shifts %+v, want /car's", d.QueryShifts)
+	}
+	s := d.QueryShifts[0]
+	if s.Key != "/car" || !s.MayBeMix || s.P > 1e-6 || len(s.Moved) != 2 ||
+		s.Moved[0] != (report.QueryMove{Query: "type=mini", Before: 0.8, After: 0.2}) {
+		t.Errorf("shift %+v", s)
+	}
+	if len(d.Regressions(0.10)) == 0 {
+		t.Error("/car, worse with its mix changed, no longer fails the gate")
+	}
+	var out bytes.Buffer
+	if err := d.Write(&out, report.Text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"its query-string mix changed too: this may be the mix",
+		"Note: k6_name=/car: its requests' query-string mix changed beyond chance (chi-square p = ",
+		"type=mini 80.0% → 20.0%, type=suv 20.0% → 80.0%; the CPU per request change of this row may be that mix",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	d, err = report.NewDiff(queryRun(t, "r1", 800, 200, 1000), queryRun(t, "r2", 790, 210, 1000), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.QueryShifts) != 0 {
+		t.Errorf("a mix within chance reported: %+v", d.QueryShifts)
+	}
+}
