@@ -29,7 +29,7 @@ func FuzzWithoutQueries(f *testing.F) {
 		if len(line) > maxCachedLine {
 			return
 		}
-		norm, cut := withoutQueries(line, nil)
+		norm, cut := w3c.WithoutQueries(line, nil)
 		if !cut {
 			return
 		}
@@ -59,7 +59,7 @@ func FuzzURLTail(f *testing.F) {
 			mark = "#"
 		}
 		long := line + mark + tail
-		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !endsInURLName(line[strings.LastIndexByte(line, ',')+1:]) {
+		if len(long) > maxCachedLine || strings.Contains(tail, ",") || !w3c.EndsInURLName(line[strings.LastIndexByte(line, ',')+1:]) {
 			return
 		}
 		want := sameLabels(t, long, line)
@@ -114,7 +114,7 @@ func TestWithoutQueries(t *testing.T) {
 		{"k6.name=/a;p?x", ""},         // the '?' is in a property
 		{"k6.name=http://h/a", ""},     // nothing to cut
 	} {
-		got, cut := withoutQueries(c.line, nil)
+		got, cut := w3c.WithoutQueries(c.line, nil)
 		if c.want == "" {
 			if cut {
 				t.Errorf("%q: cut to %q, want no cut", c.line, got)
