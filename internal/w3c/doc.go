@@ -22,9 +22,10 @@
 //     k6.name of a cache miss, and every line whose query string is not in
 //     its last member, is searched.
 //
-// WithoutQueries hands out its buffer as a string without a copy
-// (unsafe.String): TestNewQueryEachRequestHitsCache in the root package
-// pins the allocation that saves.
+// Two unsafe.String calls hand out bytes as strings without a copy, each
+// pinned by a root allocation test that fails without it: Arena's (its
+// strings stay on the request's stack: TestCraftedAllocs,
+// TestOversizedSetCached) and WithoutQueries' (TestNewQueryEachRequestHitsCache).
 //
 // Fast paths measured against the plain code and not kept (figures in
 // the commit that removed them, on a loaded 2-core machine): the
