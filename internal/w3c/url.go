@@ -16,7 +16,8 @@ func LooksLikeURL(s string) bool {
 	return i >= 0 && (strings.HasPrefix(s[i+1:], "//") || strings.Contains(s[i+1:], "://"))
 }
 
-// CutQuery returns s without its query string and fragment.
+// CutQuery returns s without its query string and fragment: up to its
+// first '?' or '#'.
 func CutQuery(s string) string {
 	if i := queryMark(s); i >= 0 {
 		return s[:i]
