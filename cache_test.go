@@ -30,7 +30,7 @@ func FuzzWithoutQueries(f *testing.F) {
 		if len(line) > linecache.MaxLine {
 			return
 		}
-		norm, cut := withoutQueries(line, nil)
+		norm, cut := w3c.WithoutQueries(line, nil)
 		if !cut {
 			return
 		}
@@ -60,7 +60,7 @@ func FuzzURLTail(f *testing.F) {
 			mark = "#"
 		}
 		long := line + mark + tail
-		if len(long) > linecache.MaxLine || strings.Contains(tail, ",") || !endsInURLName(line[w3c.LastComma(line)+1:]) {
+		if len(long) > linecache.MaxLine || strings.Contains(tail, ",") || !w3c.EndsInURLName(line[w3c.LastComma(line)+1:]) {
 			return
 		}
 		want := sameLabels(t, long, line)
@@ -115,7 +115,7 @@ func TestWithoutQueries(t *testing.T) {
 		{"k6.name=/a;p?x", ""},         // the '?' is in a property
 		{"k6.name=http://h/a", ""},     // nothing to cut
 	} {
-		got, cut := withoutQueries(c.line, nil)
+		got, cut := w3c.WithoutQueries(c.line, nil)
 		if c.want == "" {
 			if cut {
 				t.Errorf("%q: cut to %q, want no cut", c.line, got)

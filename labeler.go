@@ -107,7 +107,7 @@ func (l *Labeler) label(ctx context.Context, baggage []string, r *http.Request) 
 			return nil, false
 		}
 		local := lineEntry{Cfg: cfg.key, Val: lineResult{set: set, skipped: skipped + dropped, truncated: truncated}}
-		local.Val.urlTail = key != "" && !cfg.keepQuery && endsInURLName(key[w3c.LastComma(key)+1:])
+		local.Val.urlTail = key != "" && !cfg.keepQuery && w3c.EndsInURLName(key[w3c.LastComma(key)+1:])
 		e = &local // on the stack unless cached
 		if key != "" {
 			cached := local
@@ -218,11 +218,11 @@ func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key stri
 	return cutLine(reg, cfg, line)
 }
 
-// cutLine is cachedLine for a line whose queries [withoutQueries] cuts
+// cutLine is cachedLine for a line whose queries [w3c.WithoutQueries] cuts
 // wherever they are.
 func cutLine(reg *Registry, cfg *config, line string) (e *lineEntry, key string, owned bool) {
 	var buf [linecache.MaxLine]byte
-	norm, _ := withoutQueries(line, buf[:0])
+	norm, _ := w3c.WithoutQueries(line, buf[:0])
 	switch e = reg.lines.Get(cfg.key, norm); {
 	case e != nil:
 		return e, "", false
@@ -247,64 +247,6 @@ func parentOf(ctx context.Context, s *labelSet) parentLabels {
 		return parentLabels{} // the common case
 	}
 	return parentLabels{labels: true, ours: setFrom(ctx) != nil}
-}
-
-// withoutQueries returns line with the query string and fragment cut from
-// every k6.name value that is a URL, and reports whether it cut any. The
-// result is a prefix of line where the only cut ends it (k6's helper sends
-// k6.name last), else built in buf.
-// The labels of the result are those of line, so both share a cache entry:
-// k6's URLs with a new id in each query string all hit it. It follows the
-// scanner's reading of a member (key, '=', value up to ';' or ','), and cuts
-// only where labelValue would cut the same way.
-func withoutQueries(line string, buf []byte) (string, bool) {
-	cut, from := false, 0 // line[from:] is still to be copied
-	for at := 0; at < len(line); {
-		q := queryMark(line[at:])
-		if q < 0 {
-			break
-		}
-		q += at
-		// The member holding the mark, between the ','s around it.
-		start := at + w3c.LastComma(line[at:q]) + 1
-		end := len(line)
-		if j := strings.IndexByte(line[q:], ','); j >= 0 {
-			end = q + j
-		}
-		if endsInURLName(line[start:q]) {
-			if !cut && end == len(line) {
-				return line[:q], true
-			}
-			buf = append(buf, line[from:q]...)
-			from, cut = end, true
-		}
-		at = end
-	}
-	if !cut {
-		return line, false
-	}
-	buf = append(buf, line[from:]...)
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), true
-}
-
-// endsInURLName reports whether member m, cut at a '?' or '#' that
-// follows it, is a k6.name whose value is a URL that labelValue would cut
-// there, so that m and m with a query string make the same label.
-func endsInURLName(m string) bool {
-	const key = "k6.name"
-	k := w3c.SkipOWS(m, 0)
-	if !strings.HasPrefix(m[k:], key) {
-		return false
-	}
-	eq := w3c.SkipOWS(m, k+len(key))
-	if eq == len(m) || m[eq] != '=' {
-		return false
-	}
-	// The value, without its spaces: a URL of itself, with no property
-	// (the mark would be in the property), that ends as it would read
-	// when trimmed.
-	v := m[w3c.SkipOWS(m, eq+1):]
-	return looksLikeURL(v) && strings.IndexByte(v, ';') < 0 && v[len(v)-1] != ' ' && v[len(v)-1] != '\t'
 }
 
 // collect returns the k6 labels of baggage, sorted by name, with the

@@ -65,39 +65,6 @@ func keyOf(name string) string {
 	return "k6." + name[len("k6_"):]
 }
 
-// looksLikeURL reports whether a k6.name value is a URL (or a path), whose
-// query string and fragment are dropped: k6 names untagged requests by URL.
-func looksLikeURL(s string) bool {
-	if strings.HasPrefix(s, "/") {
-		return true
-	}
-	// A URL's first ':' is its scheme's: look there before scanning.
-	i := strings.IndexByte(s, ':')
-	return i >= 0 && (strings.HasPrefix(s[i+1:], "//") || strings.Contains(s[i+1:], "://"))
-}
-
-// cutQuery returns s without its query string and fragment.
-func cutQuery(s string) string {
-	if i := queryMark(s); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-// queryMark returns the index of the first '?' or '#' in s, or -1.
-// (Two IndexByte calls are several times faster than IndexAny.)
-func queryMark(s string) int {
-	i := strings.IndexByte(s, '?')
-	end := len(s)
-	if i >= 0 {
-		end = i
-	}
-	if j := strings.IndexByte(s[:end], '#'); j >= 0 {
-		return j
-	}
-	return i
-}
-
 // labelValue turns a raw member value into a label value: percent-decoded,
 // valid UTF-8 without control characters, at most maxBytes long. For k6.name
 // it drops a URL's query string and fragment unless keepQuery is set: before
@@ -107,15 +74,15 @@ func queryMark(s string) int {
 // length of raw.
 func labelValue(name, raw string, maxBytes int, keepQuery bool, a *w3c.Arena) string {
 	isName := name == "k6_name" && !keepQuery
-	if isName && looksLikeURL(raw) {
-		raw, isName = cutQuery(raw), false
+	if isName && w3c.LooksLikeURL(raw) {
+		raw, isName = w3c.CutQuery(raw), false
 	}
 	if w3c.IsPlain(raw) {
 		return raw[:min(len(raw), maxBytes)]
 	}
 	v := a.Value(raw, maxBytes)
-	if isName && looksLikeURL(v) {
-		v = cutQuery(v)
+	if isName && w3c.LooksLikeURL(v) {
+		v = w3c.CutQuery(v)
 	}
 	return v
 }

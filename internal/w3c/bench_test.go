@@ -76,3 +76,14 @@ func BenchmarkValue(b *testing.B) {
 		})
 	}
 }
+
+func queryMarkPlain(s string) int { return strings.IndexAny(s, "?#") }
+
+// BenchmarkQueryMark: a k6 line (the '?' in its last member), and a k6
+// line without a query string (k6.name is a tag).
+func BenchmarkQueryMark(b *testing.B) {
+	plain := "k6.test_run_id=1733482911,k6.scenario=rides,k6.name=get-car"
+	benchInts(b, []string{k6Line, plain}, map[string]func(string) int{
+		"fast": queryMark, "plain": queryMarkPlain,
+	})
+}

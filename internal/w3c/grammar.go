@@ -43,7 +43,8 @@ var grammar = func() (t [256]uint8) {
 	return t
 }()
 
-// IsKey reports whether s is a key: a non-empty RFC 7230 token.
+// IsKey reports whether s is a key: a non-empty RFC 7230 token (the one
+// key check of the module).
 func IsKey(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if grammar[s[i]]&tokenChar == 0 {
@@ -114,7 +115,8 @@ func NeedsEscape(c byte) bool {
 	return grammar[c]&baggageOctet == 0 || c == '%'
 }
 
-// AppendEncoded appends s to b percent-encoded as a baggage value.
+// AppendEncoded appends s to b percent-encoded as a baggage value: every
+// byte NeedsEscape reports as "%XX", upper-case hex.
 func AppendEncoded(b []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {

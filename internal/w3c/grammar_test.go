@@ -117,3 +117,24 @@ func TestLastComma(t *testing.T) {
 		}
 	}
 }
+
+// queryMark finds what strings.IndexAny(s, "?#") finds, with either mark
+// or both in every order and position.
+func TestQueryMark(t *testing.T) {
+	for n := range 12 {
+		for i := -1; i < n; i++ {
+			for j := -1; j < n; j++ {
+				b := bytes.Repeat([]byte{'x'}, n)
+				if i >= 0 {
+					b[i] = '?'
+				}
+				if j >= 0 {
+					b[j] = '#'
+				}
+				if got, want := queryMark(string(b)), queryMarkPlain(string(b)); got != want {
+					t.Fatalf("queryMark(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}

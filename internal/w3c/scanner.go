@@ -22,7 +22,8 @@ func NewScanner(lines []string, maxBytes, maxMembers int) Scanner {
 	return Scanner{lines: lines, budget: maxBytes, maxMembers: maxMembers}
 }
 
-// Truncated reports whether a limit cut the list.
+// Truncated reports whether a limit cut the list: a member or line past
+// maxMembers, or a byte past maxBytes, was not examined.
 func (s *Scanner) Truncated() bool { return s.truncated }
 
 // Next returns the next member, OWS trimmed around its key and raw value.
@@ -95,7 +96,8 @@ func separators(s string) int {
 	return i
 }
 
-// TrimOWS removes the spaces and tabs the grammar allows around tokens.
+// TrimOWS removes the spaces and tabs (OWS) the grammar allows around
+// keys, values and properties.
 func TrimOWS(s string) string {
 	s = s[SkipOWS(s, 0):]
 	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {

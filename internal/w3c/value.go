@@ -115,7 +115,8 @@ type Arena struct {
 	scratch [MaxValueBytes + utf8.UTFMax - 1]byte // a value being decoded
 }
 
-// String returns a copy of b held by a.
+// String returns a copy of b held by a: valid while a is, never written
+// again.
 func (a *Arena) String(b []byte) string {
 	return a.commit(append(a.reserve(len(b)), b...))
 }
