@@ -124,7 +124,7 @@ func rateTable(kinds []rateKind, tallies []rateTally, requests int) string {
 // kind with more than i pairs, once more (the same service, or with the
 // kind's extra work), diffs each against the base as --fail-above 10%
 // would, logs the tables so far, and at the end the tables. Skipped unless
-// K6LABELS_DIFF_PAIRS is set: it takes about an hour at the size.
+// K6LABELS_DIFF_PAIRS is set: it takes some 40 minutes at the size.
 func TestDiffRates(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("K6LABELS_DIFF_PAIRS"))
 	if n <= 0 {
