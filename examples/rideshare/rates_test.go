@@ -171,8 +171,8 @@ func TestExtraWork(t *testing.T) {
 		return w.Header().Get("X-Extra-Search")
 	}
 	h := newExtraWorkService(map[string]float64{"/car": 0.1})
-	if got, want := header(h, "/car"), strconv.FormatUint(searchRounds(3*unitRounds/10+1, 1), 16); got != want {
-		t.Errorf("/car +10%%: extra search %s, want %s (0.3 units, rounded)", got, want)
+	if got, want := header(h, "/car"), strconv.FormatUint(findNearestVehicle(0.3, 1), 16); got != want {
+		t.Errorf("/car +10%%: extra search %s, want %s (0.3 units)", got, want)
 	}
 	if got := header(h, "/bike"); got != "" {
 		t.Errorf("/bike got extra work %q", got)
