@@ -68,8 +68,8 @@ BENCHSTAT := go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6
 ## diff-rates: the diff's false-alarm and detection rates on real in-process
 ## runs of the demo: DIFF_PAIRS no-change pairs (each its own two runs),
 ## DIFF_UNIFORM pairs with every route +20%, DIFF_EFFECT pairs per /car +10%,
-## +20%, +30%, DIFF_REQUESTS requests per run (about 20 s on a shared 2-core
-## machine). About an hour; not part of test. docs/report.md shows the tables.
+## +20%, +30%, DIFF_REQUESTS requests per run (20-35 s each on a shared 2-core
+## machine). About 40 minutes; not part of test. docs/report.md shows the tables.
 DIFF_PAIRS ?= 20
 DIFF_UNIFORM ?= 5
 DIFF_EFFECT ?= 8

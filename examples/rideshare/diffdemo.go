@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"runtime/pprof"
 	"strconv"
@@ -33,16 +32,15 @@ func newCostlierService(extra int) http.Handler {
 }
 
 // newExtraWorkService returns the instrumented service whose routes do
-// extra[path] more of their work (0.2: +20%; a route's units times that,
-// rounded to whole xorshift rounds). The extra work runs inside the
+// extra[path] more of their work (0.2: +20% of the route's units, in
+// findNearestVehicle). The extra work runs inside the
 // middleware, so it carries the request's labels.
 func newExtraWorkService(extra map[string]float64) http.Handler {
 	mux := newMux()
 	return k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f := extra[r.URL.Path]; f > 0 {
-			rounds := int(math.Round(f * float64(routeUnits(r.URL.Path)*unitRounds)))
 			// The result goes out, so the extra search is work that counts.
-			w.Header().Set("X-Extra-Search", strconv.FormatUint(searchRounds(rounds, 1), 16))
+			w.Header().Set("X-Extra-Search", strconv.FormatUint(findNearestVehicle(f*float64(routeUnits(r.URL.Path)), 1), 16))
 		}
 		mux.ServeHTTP(w, r)
 	}))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -47,19 +48,13 @@ func routeUnits(path string) int {
 const unitRounds = 1 << 20
 
 // findNearestVehicle stands for the search the rideshare service does to
-// serve an order: pure CPU work, proportional to units.
+// serve an order: pure CPU work, proportional to units (a fraction of a
+// unit runs the nearest whole number of rounds).
 //
 //go:noinline
-func findNearestVehicle(units int, seed uint64) uint64 {
-	return searchRounds(units*unitRounds, seed)
-}
-
-// searchRounds is the work of the search: rounds xorshift rounds (a unit is
-// unitRounds), so that extra work can be a fraction of a unit.
-//
-//go:noinline
-func searchRounds(rounds int, seed uint64) uint64 {
+func findNearestVehicle(units float64, seed uint64) uint64 {
 	x := seed | 1
+	rounds := int(math.Round(units * unitRounds))
 	for i := 0; i < rounds; i++ {
 		x ^= x << 13
 		x ^= x >> 7
@@ -97,7 +92,7 @@ var handlerFuncs = map[string]string{
 
 func orderVehicle(w http.ResponseWriter, r *http.Request, vehicle string, units int) {
 	id, _ := strconv.ParseUint(r.URL.Query().Get("vehicle_id"), 10, 64)
-	found := findNearestVehicle(units, id)
+	found := findNearestVehicle(float64(units), id)
 	fmt.Fprintf(w, "%s %d is on its way (search result %x)\n", vehicle, id, found)
 }
 
