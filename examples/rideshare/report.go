@@ -12,11 +12,12 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // The labels k6labels sets from k6's baggage members.
-const (
+var (
 	labelRunID    = report.LabelRunID
 	labelScenario = report.LabelScenario
 	labelName     = report.LabelName
@@ -70,7 +71,7 @@ var demoBy = []report.Grouping{report.ByScenario, report.ByName}
 // newDemoReport is the k6labels report of the CPU profile p of this
 // process, with the driver's responses as k6 results; by defaults to demoBy.
 func newDemoReport(ctx context.Context, p *profile.Profile, sent counts, target, testRunID string, start, end time.Time, by ...report.Grouping) (*report.Report, error) {
-	src, err := report.NewProfileSource("this process's CPU profile", p)
+	src, err := pprofsource.New("this process's CPU profile", p)
 	if err != nil {
 		return nil, err
 	}
