@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
@@ -41,7 +42,7 @@ func CheckReportByRoute(t testing.TB, base string, loads ...RouteLoad) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := report.NewProfileSource("profile", p)
+	src, err := pprofsource.New("profile", p)
 	if err != nil {
 		t.Fatal(err)
 	}
