@@ -279,9 +279,9 @@ func (d *Diff) exposure(r *Report, row *Row) float64 {
 // per request of the row, or the share of r's k6-labelled CPU.
 func (d *Diff) measureOf(r *Report, row *Row, cpu time.Duration) float64 {
 	if d.PerRequest {
-		return ratio(float64(cpu), float64(row.Requests)) / 1e6
+		return Ratio(float64(cpu), float64(row.Requests)) / 1e6
 	}
-	return ratio(float64(cpu), float64(r.K6.CPU))
+	return Ratio(float64(cpu), float64(r.K6.CPU))
 }
 
 // comparable tells whether both sides of dr can be compared: neither is
@@ -455,7 +455,7 @@ func (d *Diff) speed(method string) error {
 		if len(d.eligible) < minMedianRows {
 			d.Normalize = "none (too few rows for median)"
 			d.method = "none"
-			d.Warnings = append(d.Warnings, fmt.Sprintf("machine speed NOT normalized: --normalize median needs %d %s rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, groupTitle(d.Rows[ref[0]].By), minSamples, len(d.eligible)))
+			d.Warnings = append(d.Warnings, fmt.Sprintf("machine speed NOT normalized: --normalize median needs %d %s rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, GroupTitle(d.Rows[ref[0]].By), minSamples, len(d.eligible)))
 			return nil
 		}
 		d.method = "median"
@@ -478,7 +478,7 @@ func (d *Diff) speed(method string) error {
 		for _, i := range ref {
 			keys = append(keys, d.Rows[i].Key)
 		}
-		return fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, groupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
+		return fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, GroupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
 	default:
 		return fmt.Errorf("--normalize: unknown method %q: use median, total, none or row:KEY", method)
 	}
@@ -764,22 +764,24 @@ func Change(f float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*f)
 }
 
-func (d *Diff) measure() string {
+// Measure names what rows compare: CPU per request, or a share.
+func (d *Diff) Measure() string {
 	if d.PerRequest {
 		return "ms/request"
 	}
 	return "share of k6"
 }
 
-func (d *Diff) value(v float64) string {
+// Value formats a compared value: ms per request, or a share.
+func (d *Diff) Value(v float64) string {
 	if d.PerRequest {
 		return fmt.Sprintf("%.3f", v)
 	}
-	return pct(v)
+	return Pct(v)
 }
 
-// elapsed formats a run's length for the header.
-func elapsed(r *Report) string {
+// Elapsed formats a run's length for the header.
+func Elapsed(r *Report) string {
 	if !r.HasRequests {
 		return ""
 	}
@@ -793,7 +795,7 @@ func (d *Diff) uniformNote() {
 	if u == nil {
 		return
 	}
-	what := fmt.Sprintf("all %d %s rows moved together, %s (95%% interval %s … %s): a slower or faster machine, or a change on a path every request takes; the diff cannot tell which", u.Rows, groupTitle(d.Rows[d.eligible[0]].By), Change(u.Change), Change(u.Low), Change(u.High))
+	what := fmt.Sprintf("all %d %s rows moved together, %s (95%% interval %s … %s): a slower or faster machine, or a change on a path every request takes; the diff cannot tell which", u.Rows, GroupTitle(d.Rows[d.eligible[0]].By), Change(u.Change), Change(u.Low), Change(u.High))
 	switch d.method {
 	case "uniform":
 		d.Warnings = append(d.Warnings, what+"; the rows are compared with the others' common change, and --fail-above treats a common change above it as inconclusive")
