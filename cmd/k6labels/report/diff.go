@@ -90,6 +90,9 @@ type Diff struct {
 	tau2     float64 // between-run variance of a row's log change
 	method   string  // normalization applied: none, median, uniform, total, row:KEY
 	control  int     // the control row of row:KEY
+
+	values []map[string]string // labelValues of each row, made once (rowValues)
+	refs   map[int]bool        // the rows of the reference grouping (isReference)
 }
 
 // A DiffRow is one row of both reports, matched by its key.
@@ -375,6 +378,28 @@ func (d *Diff) labelValues(dr *DiffRow) map[string]string {
 	return m
 }
 
+// rowValues returns labelValues of row i, made once per row.
+func (d *Diff) rowValues(i int) map[string]string {
+	if d.values == nil {
+		d.values = make([]map[string]string, len(d.Rows))
+	}
+	if d.values[i] == nil {
+		d.values[i] = d.labelValues(&d.Rows[i])
+	}
+	return d.values[i]
+}
+
+// isReference tells whether row i is in the reference grouping.
+func (d *Diff) isReference(i int) bool {
+	if d.refs == nil {
+		d.refs = map[int]bool{}
+		for _, j := range d.reference() {
+			d.refs[j] = true
+		}
+	}
+	return d.refs[i]
+}
+
 // overlaps returns the reference rows whose requests may be among row i's:
 // the row itself, or those whose labels agree with it where both have the
 // label; a scenario row overlaps the name rows its scenario × name rows
@@ -386,21 +411,21 @@ func (d *Diff) overlaps(i int) map[int]bool {
 			out[j] = true
 		}
 	}
-	if d.stat[i].elig || slices.Contains(d.reference(), i) {
+	if d.stat[i].elig || d.isReference(i) {
 		return out
 	}
-	vi := d.labelValues(&d.Rows[i])
+	vi := d.rowValues(i)
 	_, hasName := vi[LabelName]
 	var pairs []map[string]string
 	if !hasName {
 		for k := range d.Rows {
 			if slices.Equal(d.Rows[k].By, ByScenarioName) {
-				pairs = append(pairs, d.labelValues(&d.Rows[k]))
+				pairs = append(pairs, d.rowValues(k))
 			}
 		}
 	}
 	for _, j := range d.eligible {
-		vj := d.labelValues(&d.Rows[j])
+		vj := d.rowValues(j)
 		agree, common := true, 0
 		for label, v := range vi {
 			if w, ok := vj[label]; ok {
