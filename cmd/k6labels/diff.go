@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -140,8 +141,8 @@ func (df *diffFlags) sides(c *common) (before, after []side, by []report.Groupin
 // flame graphs nor profile files to write, only the rows found worse get
 // their profiles fetched (a Pyroscope source's other rows need none).
 func (df *diffFlags) compare(ctx context.Context, c *common, by []report.Grouping, beforeRuns, afterRuns []side) (*report.Diff, error) {
-	f, _ := report.ParseFormat(c.format)
-	opts := report.Options{By: by, Top: -1, Profiles: f == report.HTML || df.svgFile != "" || c.save != ""}
+	f, _ := output.ParseFormat(c.format)
+	opts := report.Options{By: by, Top: -1, Profiles: f == output.HTML || df.svgFile != "" || c.save != ""}
 	load := func(name string, runs []side) ([]*report.Report, error) {
 		var rs []*report.Report
 		for i, s := range runs {
@@ -179,7 +180,7 @@ func (df *diffFlags) compare(ctx context.Context, c *common, by []report.Groupin
 // write writes the diff, and with --write-profiles the command of the
 // worst row's diff flame graph.
 func (df *diffFlags) write(c *common, d *report.Diff, stdout, stderr io.Writer) error {
-	f, _ := report.ParseFormat(c.format)
+	f, _ := output.ParseFormat(c.format)
 	if err := writeDiff(stdout, stderr, d, f, df.svgFile); err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (df *diffFlags) write(c *common, d *report.Diff, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if f == report.JSON || f == report.HTML {
+	if f == output.JSON || f == output.HTML {
 		fmt.Fprintf(stderr, "Merged profiles written; diff flame graph:\n  %s\n", cmd)
 	} else {
 		fmt.Fprintf(stdout, "\nMerged profiles: %s.before.pb.gz, %s.after.pb.gz. Diff flame graph of the worst row:\n  %s\n", c.save, c.save, cmd)

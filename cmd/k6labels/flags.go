@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofread"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"golang.org/x/term"
@@ -80,7 +81,7 @@ func (c *common) parse(args []string) error {
 		}
 		return errUsage
 	}
-	if _, err := report.ParseFormat(c.format); err != nil {
+	if _, err := output.ParseFormat(c.format); err != nil {
 		return c.bad("%v", err)
 	}
 	if c.pyroscope != "" && c.service == "" {

@@ -8,18 +8,19 @@ import (
 	"os"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // writeDiff writes d in format f, and the worst row's diff flame graph to
 // svgFile unless it is "": when that row has no profile in both runs, it
 // warns on stderr and writes no file.
-func writeDiff(w, stderr io.Writer, d *report.Diff, f report.Format, svgFile string) error {
+func writeDiff(w, stderr io.Writer, d *report.Diff, f output.Format, svgFile string) error {
 	var err error
-	if f == report.HTML {
+	if f == output.HTML {
 		err = htmlreport.WriteDiff(w, d)
 	} else {
-		err = d.Write(w, f)
+		err = output.WriteDiff(w, d, f)
 	}
 	if err != nil || svgFile == "" {
 		return err

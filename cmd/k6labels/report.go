@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -50,13 +51,13 @@ several), or with --pyroscope the merged profiles of one service.
 	if top == 0 {
 		top = -1
 	}
-	f, _ := report.ParseFormat(c.format)
-	r, err := c.load(ctx, s, report.Options{By: by, Top: top, TopEveryRow: topAll, Profiles: f == report.HTML})
+	f, _ := output.ParseFormat(c.format)
+	r, err := c.load(ctx, s, report.Options{By: by, Top: top, TopEveryRow: topAll, Profiles: f == output.HTML})
 	if err != nil {
 		return err
 	}
-	if f == report.HTML {
+	if f == output.HTML {
 		return htmlreport.WriteReport(stdout, r)
 	}
-	return r.Write(stdout, f)
+	return output.WriteReport(stdout, r, f)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 )
 
 // runRuns is the runs command.
@@ -21,7 +21,7 @@ point and 30 s after its last.
 	if err := c.parse(args); err != nil {
 		return err
 	}
-	if c.format == string(report.HTML) {
+	if c.format == string(output.HTML) {
 		return c.bad("--format html is for report and diff; use text, markdown or json")
 	}
 	if c.pyroscope == "" {
@@ -39,6 +39,6 @@ point and 30 s after its last.
 	if err != nil {
 		return err
 	}
-	f, _ := report.ParseFormat(c.format)
-	return report.WriteRuns(stdout, f, src.String(), start, end, runs)
+	f, _ := output.ParseFormat(c.format)
+	return output.WriteRuns(stdout, f, src.String(), start, end, runs)
 }

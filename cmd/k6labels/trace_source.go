@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/bounded"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofread"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/trace"
@@ -92,7 +93,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	if len(tr.Requests) == 0 {
 		fmt.Fprintf(c.stderr, "k6labels: warning: no complete k6 request in the trace: is the service wrapped by the k6labels middleware (Go 1.22 or later), and did k6 send requests during the window?\n")
 	}
-	f, _ := report.ParseFormat(c.format)
+	f, _ := output.ParseFormat(c.format)
 	return r.Write(stdout, f)
 }
 
@@ -199,7 +200,7 @@ func (c *common) traceDiff(ctx context.Context, td *traceDiffFlags, threshold fl
 		return fmt.Errorf("new run: %w", ae)
 	}
 	d := trace.Diff(b, a, by, byPath, threshold, alpha, max(td.top, 0))
-	f, _ := report.ParseFormat(c.format)
+	f, _ := output.ParseFormat(c.format)
 	if err := d.Write(stdout, f); err != nil {
 		return err
 	}

@@ -85,9 +85,9 @@ func CheckOverlap(span Span, k *k6results.Results) error {
 	return nil
 }
 
-// alignLine returns the header line that says which of the k6 requests
+// AlignLine returns the header line that says which of the k6 requests
 // were counted, when some were outside the profiles' span; "" if none.
-func (r *Report) alignLine() string {
+func (r *Report) AlignLine() string {
 	if r.Outside == 0 {
 		return ""
 	}

@@ -92,6 +92,9 @@ type Diff struct {
 	tau2     float64 // between-run variance of a row's log change
 	method   string  // normalization applied: none, median, uniform, total, row:KEY
 	control  int     // the control row of row:KEY
+
+	values []map[string]string // labelValues of each row, made once (rowValues)
+	refs   map[int]bool        // the rows of the reference grouping (isReference)
 }
 
 // A DiffRow is one row of both reports, matched by its key.
@@ -282,9 +285,9 @@ func (d *Diff) exposure(r *Report, row *Row) float64 {
 // per request of the row, or the share of r's k6-labelled CPU.
 func (d *Diff) measureOf(r *Report, row *Row, cpu time.Duration) float64 {
 	if d.PerRequest {
-		return ratio(float64(cpu), float64(row.Requests)) / 1e6
+		return Ratio(float64(cpu), float64(row.Requests)) / 1e6
 	}
-	return ratio(float64(cpu), float64(r.K6.CPU))
+	return Ratio(float64(cpu), float64(r.K6.CPU))
 }
 
 // comparable tells whether both sides of dr can be compared: neither is
@@ -378,6 +381,28 @@ func (d *Diff) labelValues(dr *DiffRow) map[string]string {
 	return m
 }
 
+// rowValues returns labelValues of row i, made once per row.
+func (d *Diff) rowValues(i int) map[string]string {
+	if d.values == nil {
+		d.values = make([]map[string]string, len(d.Rows))
+	}
+	if d.values[i] == nil {
+		d.values[i] = d.labelValues(&d.Rows[i])
+	}
+	return d.values[i]
+}
+
+// isReference tells whether row i is in the reference grouping.
+func (d *Diff) isReference(i int) bool {
+	if d.refs == nil {
+		d.refs = map[int]bool{}
+		for _, j := range d.reference() {
+			d.refs[j] = true
+		}
+	}
+	return d.refs[i]
+}
+
 // overlaps returns the reference rows whose requests may be among row i's:
 // the row itself, or those whose labels agree with it where both have the
 // label; a scenario row overlaps the name rows its scenario × name rows
@@ -389,21 +414,21 @@ func (d *Diff) overlaps(i int) map[int]bool {
 			out[j] = true
 		}
 	}
-	if d.stat[i].elig || slices.Contains(d.reference(), i) {
+	if d.stat[i].elig || d.isReference(i) {
 		return out
 	}
-	vi := d.labelValues(&d.Rows[i])
+	vi := d.rowValues(i)
 	_, hasName := vi[LabelName]
 	var pairs []map[string]string
 	if !hasName {
 		for k := range d.Rows {
 			if slices.Equal(d.Rows[k].By, ByScenarioName) {
-				pairs = append(pairs, d.labelValues(&d.Rows[k]))
+				pairs = append(pairs, d.rowValues(k))
 			}
 		}
 	}
 	for _, j := range d.eligible {
-		vj := d.labelValues(&d.Rows[j])
+		vj := d.rowValues(j)
 		agree, common := true, 0
 		for label, v := range vi {
 			if w, ok := vj[label]; ok {
@@ -458,7 +483,7 @@ func (d *Diff) speed(method string) error {
 		if len(d.eligible) < minMedianRows {
 			d.Normalize = "none (too few rows for median)"
 			d.method = "none"
-			d.Warnings = append(d.Warnings, fmt.Sprintf("machine speed NOT normalized: --normalize median needs %d %s rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, groupTitle(d.Rows[ref[0]].By), minSamples, len(d.eligible)))
+			d.Warnings = append(d.Warnings, fmt.Sprintf("machine speed NOT normalized: --normalize median needs %d %s rows with %d samples or more in both runs, there are %d, too few to tell a uniform slowdown from one costlier route; --normalize total or row:KEY corrects for machine speed", minMedianRows, GroupTitle(d.Rows[ref[0]].By), minSamples, len(d.eligible)))
 			return nil
 		}
 		d.method = "median"
@@ -481,7 +506,7 @@ func (d *Diff) speed(method string) error {
 		for _, i := range ref {
 			keys = append(keys, d.Rows[i].Key)
 		}
-		return fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, groupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
+		return fmt.Errorf("--normalize %s: no row %q in both runs; the %s rows are %s", method, key, GroupTitle(d.Rows[ref[0]].By), strings.Join(keys, ", "))
 	default:
 		return fmt.Errorf("--normalize: unknown method %q: use median, total, none or row:KEY", method)
 	}
@@ -767,22 +792,24 @@ func Change(f float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*f)
 }
 
-func (d *Diff) measure() string {
+// Measure names what rows compare: CPU per request, or a share.
+func (d *Diff) Measure() string {
 	if d.PerRequest {
 		return "ms/request"
 	}
 	return "share of k6"
 }
 
-func (d *Diff) value(v float64) string {
+// Value formats a compared value: ms per request, or a share.
+func (d *Diff) Value(v float64) string {
 	if d.PerRequest {
 		return fmt.Sprintf("%.3f", v)
 	}
-	return pct(v)
+	return Pct(v)
 }
 
-// elapsed formats a run's length for the header.
-func elapsed(r *Report) string {
+// Elapsed formats a run's length for the header.
+func Elapsed(r *Report) string {
 	if !r.HasRequests {
 		return ""
 	}
@@ -796,7 +823,7 @@ func (d *Diff) uniformNote() {
 	if u == nil {
 		return
 	}
-	what := fmt.Sprintf("all %d %s rows moved together, %s (95%% interval %s … %s): a slower or faster machine, or a change on a path every request takes; the diff cannot tell which", u.Rows, groupTitle(d.Rows[d.eligible[0]].By), Change(u.Change), Change(u.Low), Change(u.High))
+	what := fmt.Sprintf("all %d %s rows moved together, %s (95%% interval %s … %s): a slower or faster machine, or a change on a path every request takes; the diff cannot tell which", u.Rows, GroupTitle(d.Rows[d.eligible[0]].By), Change(u.Change), Change(u.Low), Change(u.High))
 	switch d.method {
 	case "uniform":
 		d.Warnings = append(d.Warnings, what+"; the rows are compared with the others' common change, and --fail-above treats a common change above it as inconclusive")

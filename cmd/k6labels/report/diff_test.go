@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -58,13 +59,13 @@ func TestDiffFailAboveFromZero(t *testing.T) {
 		t.Errorf("--fail-above 1e11%%: regressions %q, want %q (0 → 1 ms per request, beyond noise)", keys, want)
 	}
 	var text, js bytes.Buffer
-	if err := d.Write(&text, report.Text); err != nil {
+	if err := output.WriteDiff(&text, d, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	if want := "k6_name=/health: no CPU before, 1.000 ms/request after: above any --fail-above"; !strings.Contains(text.String(), want) {
 		t.Errorf("text output does not say %q:\n%s", want, text.String())
 	}
-	if err := d.Write(&js, report.JSON); err != nil {
+	if err := output.WriteDiff(&js, d, output.JSON); err != nil {
 		t.Fatalf("json: %v", err)
 	}
 	var j struct {

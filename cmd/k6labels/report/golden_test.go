@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -41,22 +42,22 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-var formats = []report.Format{report.Text, report.Markdown, report.JSON}
+var formats = []output.Format{output.Text, output.Markdown, output.JSON}
 
-func ext(f report.Format) string {
-	return map[report.Format]string{report.Text: "txt", report.Markdown: "md", report.JSON: "json"}[f]
+func ext(f output.Format) string {
+	return map[output.Format]string{output.Text: "txt", output.Markdown: "md", output.JSON: "json"}[f]
 }
 
 // writeAll renders v (a report or diff) in every format and checks each
 // against its golden file; the json must also decode.
-func writeAll(t *testing.T, base string, write func(*bytes.Buffer, report.Format) error) {
+func writeAll(t *testing.T, base string, write func(*bytes.Buffer, output.Format) error) {
 	t.Helper()
 	for _, f := range formats {
 		var buf bytes.Buffer
 		if err := write(&buf, f); err != nil {
 			t.Fatal(err)
 		}
-		if f == report.JSON && !json.Valid(buf.Bytes()) {
+		if f == output.JSON && !json.Valid(buf.Bytes()) {
 			t.Errorf("%s: invalid json", base)
 		}
 		golden(t, base+"."+ext(f)+".golden", buf.Bytes())
@@ -67,7 +68,7 @@ func writeAll(t *testing.T, base string, write func(*bytes.Buffer, report.Format
 // profile read from the demo service, k6 json), top functions of every row.
 func TestGoldenReport(t *testing.T) {
 	r := fx4Report(t, report.Options{Top: 3, TopEveryRow: true})
-	writeAll(t, "report-fx4", func(b *bytes.Buffer, f report.Format) error { return r.Write(b, f) })
+	writeAll(t, "report-fx4", func(b *bytes.Buffer, f output.Format) error { return output.WriteReport(b, r, f) })
 }
 
 // TestGoldenReportShares: the same profile without k6 results (shares
@@ -81,14 +82,14 @@ func TestGoldenReportShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeAll(t, "report-fx4-shares", func(b *bytes.Buffer, f report.Format) error { return r.Write(b, f) })
+	writeAll(t, "report-fx4-shares", func(b *bytes.Buffer, f output.Format) error { return output.WriteReport(b, r, f) })
 }
 
 // TestGoldenReportPyroscope: the report of fx1 from the merged profiles a
 // real Pyroscope server answered.
 func TestGoldenReportPyroscope(t *testing.T) {
 	r := fxPyroscopeReport(t, "fx1")
-	writeAll(t, "report-fx1-pyroscope", func(b *bytes.Buffer, f report.Format) error { return r.Write(b, f) })
+	writeAll(t, "report-fx1-pyroscope", func(b *bytes.Buffer, f output.Format) error { return output.WriteReport(b, r, f) })
 }
 
 // TestGoldenDiffNoChange: fx1 → fx2, two real runs of the same build.
@@ -97,7 +98,7 @@ func TestGoldenDiffNoChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeAll(t, "diff-fx1-fx2", func(b *bytes.Buffer, f report.Format) error { return d.Write(b, f) })
+	writeAll(t, "diff-fx1-fx2", func(b *bytes.Buffer, f output.Format) error { return output.WriteDiff(b, d, f) })
 }
 
 // costlier returns a copy of p in which every sample of the k6_name path
@@ -141,7 +142,7 @@ func TestGoldenDiffCostlier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeAll(t, "diff-fx4-car-costlier", func(b *bytes.Buffer, f report.Format) error { return d.Write(b, f) })
+	writeAll(t, "diff-fx4-car-costlier", func(b *bytes.Buffer, f output.Format) error { return output.WriteDiff(b, d, f) })
 
 	shares, err := report.NewDiff(mk("fx4.cpu.pb.gz", p, false), mk("fx4, /car ×1.3", after, false), report.DiffOptions{})
 	if err != nil {
@@ -153,7 +154,7 @@ func TestGoldenDiffCostlier(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := shares.Write(&buf, report.JSON); err != nil {
+	if err := output.WriteDiff(&buf, shares, output.JSON); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "diff-fx4-car-costlier-shares.json.golden", buf.Bytes())
@@ -168,7 +169,7 @@ func TestGoldenRuns(t *testing.T) {
 	}
 	for _, f := range formats {
 		var buf bytes.Buffer
-		if err := report.WriteRuns(&buf, f, "Pyroscope http://127.0.0.1:4040 service rideshare.k6labels", ms(1796234535000), ms(1796234640000), runs); err != nil {
+		if err := output.WriteRuns(&buf, f, "Pyroscope http://127.0.0.1:4040 service rideshare.k6labels", ms(1796234535000), ms(1796234640000), runs); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "runs."+ext(f)+".golden", buf.Bytes())

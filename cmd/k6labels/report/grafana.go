@@ -2,8 +2,6 @@ package report
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -123,34 +121,4 @@ func (d *Diff) GrafanaURL(dr *DiffRow) string {
 		return ""
 	}
 	return d.Before.Grafana.DiffURL(d.After.Grafana, d.Before.RunID, dr.Before, d.After.RunID, dr.After)
-}
-
-// writeLinks lists the rows' Grafana links after the tables.
-func (r *Report) writeLinks(w io.Writer, f Format) {
-	if r.Grafana == nil {
-		return
-	}
-	heading(w, f, 3, "Grafana Profiles Drilldown")
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		if u := r.GrafanaURL(row); u != "" {
-			itemf(w, f, "%s=%s: %s", row.By, row.Key(), u)
-		}
-	}
-	fmt.Fprintln(w)
-}
-
-// writeLinks lists the diff rows' Grafana diff flame graph links.
-func (d *Diff) writeLinks(w io.Writer, f Format) {
-	if d.Before.Grafana == nil || d.After.Grafana == nil {
-		return
-	}
-	heading(w, f, 3, "Grafana Profiles Drilldown: diff flame graphs")
-	for i := range d.Rows {
-		dr := &d.Rows[i]
-		if u := d.GrafanaURL(dr); u != "" {
-			itemf(w, f, "%s=%s (%s): %s", dr.By, dr.Key, dr.Verdict, u)
-		}
-	}
-	fmt.Fprintln(w)
 }

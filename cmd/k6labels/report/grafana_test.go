@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -75,13 +76,13 @@ func TestGrafanaURLGolden(t *testing.T) {
 // TestGrafanaURLInOutputs: text, markdown and json carry each row's link.
 func TestGrafanaURLInOutputs(t *testing.T) {
 	b, _ := grafanaReports(t)
-	for _, f := range []report.Format{report.Text, report.Markdown, report.JSON} {
+	for _, f := range []output.Format{output.Text, output.Markdown, output.JSON} {
 		var out bytes.Buffer
-		if err := b.Write(&out, f); err != nil {
+		if err := output.WriteReport(&out, b, f); err != nil {
 			t.Fatal(err)
 		}
 		s := out.String()
-		if f == report.JSON {
+		if f == output.JSON {
 			var j struct {
 				Rows []struct {
 					URL string `json:"grafana_url"`

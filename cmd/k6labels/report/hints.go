@@ -60,7 +60,7 @@ func (r *Report) scopeToRun(runs []string, totals map[string]Count) {
 	for _, id := range runs {
 		if id != r.RunID && id != ConnectionRow {
 			other = other.Plus(totals[id])
-			names = append(names, fmt.Sprintf("%s (%s)", id, secs(totals[id].CPU)))
+			names = append(names, fmt.Sprintf("%s (%s)", id, Secs(totals[id].CPU)))
 		}
 	}
 	if other.Samples == 0 && other.CPU == 0 {
@@ -68,7 +68,7 @@ func (r *Report) scopeToRun(runs []string, totals map[string]Count) {
 	}
 	r.Total = totals[r.RunID].Plus(totals[""]).Plus(totals[ConnectionRow])
 	r.OtherRuns = other
-	r.Notes = append(r.Notes, fmt.Sprintf("the source also holds %s of CPU of other test runs, left out of this report and of its shares: %s", secs(other.CPU), strings.Join(names, ", ")))
+	r.Notes = append(r.Notes, fmt.Sprintf("the source also holds %s of CPU of other test runs, left out of this report and of its shares: %s", Secs(other.CPU), strings.Join(names, ", ")))
 }
 
 // asyncPreempt is the frame the runtime puts on a goroutine's stack when it

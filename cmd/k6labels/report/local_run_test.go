@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
 	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
@@ -79,7 +80,7 @@ func TestLocalRunReport(t *testing.T) {
 		t.Errorf("the run's profile has %v of CPU, want 6.1s", time.Duration(cpu))
 	}
 	var out bytes.Buffer
-	if err := r.Write(&out, report.Text); err != nil {
+	if err := output.WriteReport(&out, r, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"CPU by k6 label: local.pb.gz, (local run, no test run id)", "K6_CLOUDRUN_TEST_RUN_ID", "without k6 labels 0.20s"} {
@@ -140,7 +141,7 @@ func TestLocalRunDiff(t *testing.T) {
 		t.Errorf("worse rows %q, want default, /car and default /car", worse)
 	}
 	var out bytes.Buffer
-	if err := d.Write(&out, report.Text); err != nil {
+	if err := output.WriteDiff(&out, d, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "before: local.pb.gz, (local run, no test run id)") {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -61,13 +62,13 @@ func TestOverflowNamesHaveNoPerRequest(t *testing.T) {
 		t.Errorf("notes %q, want one on _overflow, WithMaxValuesPerLabel and tags.name", r.Notes)
 	}
 	var text, js bytes.Buffer
-	if err := r.Write(&text, report.Text); err != nil {
+	if err := output.WriteReport(&text, r, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`(?m)^  http://h:1/users/1 +0\.00s .* 100 +in _overflow\?$`).Match(text.Bytes()) {
 		t.Errorf("the text report does not mark /users/1:\n%s", text.String())
 	}
-	if err := r.Write(&js, report.JSON); err != nil {
+	if err := output.WriteReport(&js, r, output.JSON); err != nil {
 		t.Fatal(err)
 	}
 	var j struct {
@@ -116,7 +117,7 @@ func TestDiffLeavesOverflowRowsOut(t *testing.T) {
 		t.Errorf("%d rows tested, Tested %d", tested, d.Tested)
 	}
 	var out bytes.Buffer
-	if err := d.Write(&out, report.Text); err != nil {
+	if err := output.WriteDiff(&out, d, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`(?m)^  /users/1 +in _overflow\?$`).Match(out.Bytes()) {

@@ -548,7 +548,7 @@ func (b *builder) markOverflow() {
 	b.r.Notes = append(b.r.Notes, fmt.Sprintf("k6_name=%s holds %s of CPU: names past the middleware's cap on values per label "+
 		"(WithMaxValuesPerLabel, 1000 by default) are labelled %s, so rows of k6 names without a label of their own "+
 		"show no CPU per request (marked \"in %s?\"); raise the cap, or name requests in k6 with tags.name "+
-		"(or by route with WithRoutePattern) so that fewer names need one", k6labels.OverflowValue, secs(cpu), k6labels.OverflowValue, k6labels.OverflowValue))
+		"(or by route with WithRoutePattern) so that fewer names need one", k6labels.OverflowValue, Secs(cpu), k6labels.OverflowValue, k6labels.OverflowValue))
 }
 
 // checkNames lists k6 names without a label and fails when none has one.
@@ -664,8 +664,8 @@ func (b *builder) profile(matches ...[]Matcher) (*profile.Profile, error) {
 }
 
 func (b *builder) add(row Row) {
-	row.OfAll = ratio(float64(row.CPU), float64(b.r.Total.CPU))
-	row.OfK6 = ratio(float64(row.CPU), float64(b.r.K6.CPU))
+	row.OfAll = Ratio(float64(row.CPU), float64(b.r.Total.CPU))
+	row.OfK6 = Ratio(float64(row.CPU), float64(b.r.K6.CPU))
 	if row.Requests > 0 {
 		row.PerRequest = perRequest(row.Count, row.Requests, b.opts.Confidence, b.opts.SamplePeriod)
 	}
@@ -735,14 +735,15 @@ func top(self map[string]Count, total time.Duration, n int) []Func {
 	out := make([]Func, 0, len(self))
 	for name, c := range self {
 		if c.CPU > 0 {
-			out = append(out, Func{Name: name, CPU: c.CPU, Share: ratio(float64(c.CPU), float64(total))})
+			out = append(out, Func{Name: name, CPU: c.CPU, Share: Ratio(float64(c.CPU), float64(total))})
 		}
 	}
 	slices.SortFunc(out, func(a, b Func) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), cmp.Compare(a.Name, b.Name)) })
 	return out[:min(n, len(out))]
 }
 
-func ratio(a, b float64) float64 {
+// Ratio returns a/b, or 0 when b is 0.
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -58,4 +60,71 @@ func (d *Diff) Scales(dr *DiffRow) (before, after float64) {
 		after = d.measureOf(d.After, dr.After, 1e6) / 1e6 / d.Speed
 	}
 	return before, after
+}
+
+// WriteProfiles writes the merged profiles of the two runs to beforePath
+// and afterPath (an existing file is an error unless overwrite) and returns the go tool pprof command that shows the diff
+// flame graph of the worst row: of the runs, focused on the row by
+// -tagfocus when the samples carry labels; else of the row's own profiles.
+func (d *Diff) WriteProfiles(beforePath, afterPath string, overwrite bool) (string, error) {
+	bp, ap := d.Before.prof, d.After.prof
+	worst := d.Worst()
+	labelled := hasLabel(bp, LabelName) && hasLabel(ap, LabelName)
+	focus := ""
+	if worst != nil {
+		if labelled {
+			focus = tagFocus(worst)
+		} else if worst.Before != nil && worst.After != nil && worst.Before.prof != nil && worst.After.prof != nil {
+			bp, ap = worst.Before.prof, worst.After.prof
+		}
+	}
+	if bp == nil || ap == nil {
+		return "", fmt.Errorf("%w: no merged profile to write", ErrNoData)
+	}
+	for _, x := range []struct {
+		p    *profile.Profile
+		path string
+	}{{bp, beforePath}, {ap, afterPath}} {
+		if err := WriteProfile(x.path, x.p, overwrite); err != nil {
+			return "", err
+		}
+	}
+	cmd := "go tool pprof -http=localhost:0 -diff_base=" + ShellQuote(beforePath)
+	if focus != "" {
+		cmd += " -tagfocus=" + ShellQuote(focus)
+	}
+	cmd += " " + ShellQuote(afterPath)
+	return cmd, nil
+}
+
+func hasLabel(p *profile.Profile, label string) bool {
+	if p == nil {
+		return false
+	}
+	for _, s := range p.Sample {
+		if len(s.Label[label]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tagFocus returns a pprof -tagfocus value selecting dr's samples: its
+// k6_name by path (a regexp anchored at the end), or its scenario.
+func tagFocus(dr *DiffRow) string {
+	row := dr.After
+	for i, label := range row.By {
+		if label == LabelName {
+			return label + "=" + regexp.QuoteMeta(URLPath(row.Values[i])) + "$"
+		}
+	}
+	return row.By[0] + "=^" + regexp.QuoteMeta(row.Values[0]) + "$"
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+:@=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -212,11 +214,11 @@ func (d *Comparison) Regressions() []DiffRow {
 }
 
 // Write renders the diff as text, markdown or json.
-func (d *Comparison) Write(w io.Writer, f report.Format) error {
-	if f == report.JSON {
+func (d *Comparison) Write(w io.Writer, f output.Format) error {
+	if f == output.JSON {
 		return d.writeJSON(w)
 	}
-	md := f == report.Markdown
+	md := f == output.Markdown
 	fmt.Fprintf(w, "Per-request CPU and wall time, new run against base, from execution traces. Intervals: %.0f%% for the log ratio of means (delta method), Bonferroni over %d rows (family-wise alpha %g).\n",
 		100*(1-d.Alpha/float64(max(len(d.Rows), 1))), len(d.Rows), d.Alpha)
 	tb := texttab.New("row", "requests", "cpu ms", "median", "change", "interval", "wall ms", "median", "change", "interval", "verdict")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -70,7 +71,7 @@ func TestDiffVerdicts(t *testing.T) {
 		t.Errorf("regressions %+v", regs)
 	}
 	var out bytes.Buffer
-	if err := d.Write(&out, report.Text); err != nil {
+	if err := d.Write(&out, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"regression", "inconclusive (fewer than 30 requests on a side)", "Blocking stacks that grew in k6_name=/same", "sync.(*Mutex).Lock"} {

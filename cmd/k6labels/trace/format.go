@@ -3,10 +3,12 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
@@ -103,12 +105,12 @@ func (r *Report) shownReasons() []Reason {
 func msStr(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
 
 // Write renders the report as text, markdown or json.
-func (r *Report) Write(w io.Writer, f report.Format) error {
-	if f == report.JSON {
+func (r *Report) Write(w io.Writer, f output.Format) error {
+	if f == output.JSON {
 		return r.writeJSON(w)
 	}
 	t := r.Trace
-	md := f == report.Markdown
+	md := f == output.Markdown
 	h := func(s string) {
 		if md {
 			fmt.Fprintf(w, "\n### %s\n\n", s)

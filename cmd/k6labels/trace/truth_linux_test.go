@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -137,7 +138,7 @@ func TestCPUTruth(t *testing.T) {
 		t.Logf("overcommitted host (ratio %.2f): the report must warn; per-route accuracy is not checked", q)
 		tol = math.Inf(1)
 		var out bytes.Buffer
-		if err := rep.Write(&out, report.Text); err != nil || !bytes.Contains(out.Bytes(), []byte("warning: the host ran")) {
+		if err := rep.Write(&out, output.Text); err != nil || !bytes.Contains(out.Bytes(), []byte("warning: the host ran")) {
 			t.Errorf("the report does not warn of the host's share %.2f:\n%s", q, out.String())
 		}
 	}

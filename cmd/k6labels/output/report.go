@@ -1,101 +1,52 @@
-package report
+package output
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/k6labels/k6labels"
-	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 )
-
-// A Format is one of the output formats of reports and diffs.
-type Format string
-
-// The output formats.
-const (
-	Text     Format = "text"     // aligned tables for a terminal
-	Markdown Format = "markdown" // GitHub-flavoured tables, for CI summaries and PR comments
-	JSON     Format = "json"     // one object; fields documented in docs/report.md
-	HTML     Format = "html"     // one self-contained page with flame graphs, written by package htmlreport
-)
-
-// ParseFormat checks a --format value.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Text, Markdown, JSON, HTML:
-		return f, nil
-	}
-	return "", fmt.Errorf("--format: unknown format %q: use text, markdown, json or html", s)
-}
-
-// writeTable writes t in format f, then a blank line. A write error is
-// kept by w, a [texttab.Sticky] of the caller, which writes nothing after.
-func writeTable(w io.Writer, f Format, t *texttab.Table) {
-	if t.Write(w, f == Markdown) == nil {
-		fmt.Fprintln(w)
-	}
-}
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
-func pct(f float64) string        { return fmt.Sprintf("%.1f%%", 100*f) }
-func ms(d time.Duration) string   { return fmt.Sprintf("%.3f", float64(d)/1e6) }
-
-func heading(w io.Writer, f Format, level int, s string) {
-	if f == Markdown {
-		fmt.Fprintf(w, "%s %s\n\n", strings.Repeat("#", level), s)
-		return
-	}
-	fmt.Fprintf(w, "%s\n\n", s)
-}
-
-func groupTitle(g Grouping) string { return strings.Join(g, " × ") }
-
-// itemf writes one line of prose: as it is in text, as a list item in
-// markdown (where consecutive lines would run into one paragraph).
-func itemf(w io.Writer, f Format, format string, a ...any) {
-	if f == Markdown {
-		format = "- " + format
-	}
-	fmt.Fprintf(w, format+"\n", a...)
-}
 
 // Write writes the report in format f.
-func (r *Report) Write(w io.Writer, f Format) error {
+func (r reportOut) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, r.jsonReport())
 	}
 	sticky := &texttab.Sticky{W: w}
 	w = sticky
-	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, runOf(r, "every test run in it")))
+	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, runOf(r.Report, "every test run in it")))
 	itemf(w, f, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).",
-		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
-		secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
+		report.Secs(r.Total.CPU), r.Total.Samples, report.Secs(r.K6.CPU), report.Pct(report.Ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
+		report.Secs(r.Unlabelled.CPU), report.Pct(report.Ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
 	if r.HasRequests {
 		itemf(w, f, "k6 results: %d requests from %s to %s (%.1fs).", r.Requests,
 			r.Start.UTC().Format(time.RFC3339), r.End.UTC().Format(time.RFC3339), r.End.Sub(r.Start).Seconds())
-		if l := r.alignLine(); l != "" {
+		if l := r.AlignLine(); l != "" {
 			itemf(w, f, "%s", l)
 		}
 	} else {
 		itemf(w, f, "No k6 results given: shares only (pass --k6 FILE for requests and CPU per request).")
 	}
 	fmt.Fprintln(w)
-	var groups []Grouping
+	var groups []report.Grouping
 	for _, row := range r.Rows {
-		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, row.By) }) {
+		if !slices.ContainsFunc(groups, func(g report.Grouping) bool { return slices.Equal(g, row.By) }) {
 			groups = append(groups, row.By)
 		}
 	}
 	for _, g := range groups {
-		t := texttab.New(groupTitle(g), "CPU", "of all", "of k6")
+		t := texttab.New(report.GroupTitle(g), "CPU", "of all", "of k6")
 		if r.HasRequests {
 			t.Head = append(t.Head, "requests", "ms/request", fmt.Sprintf("%.0f%% interval", 100*r.Confidence))
 		}
 		for _, row := range r.RowsBy(g) {
-			cells := []string{row.Key(), secs(row.CPU), pct(row.OfAll), pct(row.OfK6)}
+			cells := []string{row.Key(), report.Secs(row.CPU), report.Pct(row.OfAll), report.Pct(row.OfK6)}
 			if r.HasRequests {
 				switch {
 				case row.InOverflow:
@@ -108,9 +59,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			}
 			t.Add(cells...)
 		}
-		t.Add("(no k6 labels)", secs(r.Unlabelled.CPU), pct(ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
+		t.Add("(no k6 labels)", report.Secs(r.Unlabelled.CPU), report.Pct(report.Ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))), "")
 		if r.Connections.CPU > 0 {
-			t.Add(ConnectionRow, secs(r.Connections.CPU), pct(ratio(float64(r.Connections.CPU), float64(r.Total.CPU))), "")
+			t.Add(report.ConnectionRow, report.Secs(r.Connections.CPU), report.Pct(report.Ratio(float64(r.Connections.CPU), float64(r.Total.CPU))), "")
 		}
 		writeTable(w, f, t)
 	}
@@ -121,7 +72,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		heading(w, f, 3, fmt.Sprintf("Top functions by self CPU, %s=%s", strings.Join(row.By, ","), row.Key()))
 		t := texttab.New("function", "self CPU", "of row")
 		for _, fn := range row.Top {
-			t.Add(fn.Name, secs(fn.CPU), pct(fn.Share))
+			t.Add(fn.Name, report.Secs(fn.CPU), report.Pct(fn.Share))
 		}
 		writeTable(w, f, t)
 	}
@@ -157,14 +108,14 @@ func (r *Report) Write(w io.Writer, f Format) error {
 }
 
 // runOf names the run r is of, or says all when r is of every run.
-func runOf(r *Report, all string) string {
+func runOf(r *report.Report, all string) string {
 	switch r.RunID {
 	case "":
 		return all
-	case LocalRun:
-		return LocalRun
+	case report.LocalRun:
+		return report.LocalRun
 	}
-	return LabelRunID + "=" + r.RunID
+	return report.LabelRunID + "=" + r.RunID
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -236,11 +187,11 @@ func msf(d time.Duration) *float64 {
 	return &v
 }
 
-func (r *Report) jsonReport() jsonReport {
+func (r reportOut) jsonReport() jsonReport {
 	j := jsonReport{
 		Version: 1, Source: r.Source, TestRunID: r.RunID,
 		CPUSeconds: r.Total.CPU.Seconds(), Samples: r.Total.Samples, K6CPUSeconds: r.K6.CPU.Seconds(),
-		UnlabelledCPUSeconds: r.Unlabelled.CPU.Seconds(), UnlabelledShare: ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU)),
+		UnlabelledCPUSeconds: r.Unlabelled.CPU.Seconds(), UnlabelledShare: report.Ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU)),
 		ConnectionCPUSeconds: r.Connections.CPU.Seconds(), RequestsOutside: r.Outside,
 		Confidence: r.Confidence, Rows: []jsonRow{}, Unmatched: []jsonUnmatched{}, Notes: append([]string{}, r.Notes...),
 	}
@@ -268,55 +219,4 @@ func (r *Report) jsonReport() jsonReport {
 		j.Unmatched = append(j.Unmatched, jsonUnmatched(u))
 	}
 	return j
-}
-
-// PyroscopeWindow is the length of pyroscope-go's CPU profiling window: a
-// profile is stamped with the start of the window it covers, so a query
-// must start this much before the run to see the run's first samples.
-const PyroscopeWindow = 30 * time.Second
-
-// SeriesStep is the SelectSeries step of totals and runs: a run's points
-// are stamped with the end of their step, on a grid of this step from the
-// window's start.
-const SeriesStep = 15 * time.Second
-
-// A Run is one k6 test run a Pyroscope server has CPU of.
-type Run struct {
-	ID          string
-	First, Last time.Time // stamps of its first and last points (pyroscope-go window starts)
-	CPU         time.Duration
-}
-
-// WriteRuns writes the runs of a source's window in format f.
-func WriteRuns(w io.Writer, f Format, source string, start, end time.Time, runs []Run) error {
-	if f == JSON {
-		// The json output of runs; stable field names, as for reports.
-		type jsonRun struct {
-			ID         string    `json:"test_run_id"` // k6_test_run_id value
-			First      time.Time `json:"first_point"` // stamp of its first SelectSeries point
-			Last       time.Time `json:"last_point"`  // stamp of its last point
-			CPUSeconds float64   `json:"cpu_seconds"` // its CPU in the window
-		}
-		out := struct {
-			Source string    `json:"source"` // the Pyroscope server and service
-			Start  time.Time `json:"start"`  // the query window
-			End    time.Time `json:"end"`
-			Runs   []jsonRun `json:"runs"` // as given: by first point
-		}{source, start.UTC(), end.UTC(), []jsonRun{}}
-		for _, r := range runs {
-			out.Runs = append(out.Runs, jsonRun{r.ID, r.First.UTC(), r.Last.UTC(), r.CPU.Seconds()})
-		}
-		return writeJSON(w, out)
-	}
-	sticky := &texttab.Sticky{W: w}
-	w = sticky
-	heading(w, f, 2, fmt.Sprintf("k6 test runs: %s, %s to %s", source, start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)))
-	t := texttab.New(LabelRunID, "first point", "last point", "CPU")
-	for _, r := range runs {
-		t.Add(r.ID, r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), secs(r.CPU))
-	}
-	writeTable(w, f, t)
-	fmt.Fprintf(w, "A point is the end of the %s step holding a profile's stamp, the start of its %s CPU window: a run's requests lie between %s before its first point and %s after its last.\n",
-		SeriesStep, PyroscopeWindow, SeriesStep, PyroscopeWindow)
-	return sticky.Err
 }

@@ -1,19 +1,18 @@
-package report
+package output
 
 import (
 	"fmt"
-	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 )
 
 // Write writes the diff in format f.
-func (d *Diff) Write(w io.Writer, f Format) error {
+func (d diffOut) Write(w io.Writer, f Format) error {
 	if f == JSON {
 		return writeJSON(w, d.jsonDiff())
 	}
@@ -23,9 +22,9 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 	d.writeTables(w, f)
 	worse := d.writeWorse(w, f)
 	for _, dr := range d.Rows {
-		if dr.Verdict == MixChange {
+		if dr.Verdict == report.MixChange {
 			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
-				strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Mix))
+				strings.Join(dr.By, ","), dr.Key, report.Change(dr.Normalized), report.Change(dr.Mix))
 		}
 	}
 	d.writeInconclusive(w, f, worse)
@@ -37,10 +36,10 @@ func (d *Diff) Write(w io.Writer, f Format) error {
 }
 
 // writeHeader writes the runs compared and how the rows are tested.
-func (d *Diff) writeHeader(w io.Writer, f Format) {
-	heading(w, f, 2, "k6labels diff: "+d.measure()+", before → after")
-	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before, "every test run"), elapsed(d.Before))
-	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After, "every test run"), elapsed(d.After))
+func (d diffOut) writeHeader(w io.Writer, f Format) {
+	heading(w, f, 2, "k6labels diff: "+d.Measure()+", before → after")
+	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before, "every test run"), report.Elapsed(d.Before))
+	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After, "every test run"), report.Elapsed(d.After))
 	if d.MatchName {
 		itemf(w, f, "Rows are matched by their full k6_name.")
 	} else {
@@ -51,14 +50,14 @@ func (d *Diff) writeHeader(w io.Writer, f Format) {
 	}
 	switch {
 	case d.Normalize == "uniform":
-		itemf(w, f, "Machine speed: every row's change is divided by the common change of the other rows (%s over all).", Change(d.Speed-1))
+		itemf(w, f, "Machine speed: every row's change is divided by the common change of the other rows (%s over all).", report.Change(d.Speed-1))
 	case strings.HasPrefix(d.Normalize, "none"):
 		if d.PerRequest && len(d.Warnings) == 0 {
 			itemf(w, f, "Changes are not normalized for machine speed (raw = normalized).")
 		}
 	default:
 		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
-			Change(d.Speed-1), describeNormalize(d.Normalize))
+			report.Change(d.Speed-1), describeNormalize(d.Normalize))
 	}
 	if d.RankTest {
 		itemf(w, f, "Beyond noise: Mann–Whitney rank test of each row's CPU per request over the %d and %d runs (after divided by the row's machine-speed factor), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested; intervals from the runs' spread.",
@@ -67,21 +66,21 @@ func (d *Diff) writeHeader(w io.Writer, f Format) {
 		itemf(w, f, "Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
 			100*d.RunSpread, 100*d.Alpha, d.Tested)
 	}
-	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", Change(d.Detect))
+	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", report.Change(d.Detect))
 	itemf(w, f, "The 95%% interval is each row's own, not adjusted for the %d rows tested as the verdict is: a row whose interval excludes 0 can still be within noise.", d.Tested)
 	fmt.Fprintln(w)
 }
 
 // writeTables writes one table of rows per grouping.
-func (d *Diff) writeTables(w io.Writer, f Format) {
-	var groups []Grouping
+func (d diffOut) writeTables(w io.Writer, f Format) {
+	var groups []report.Grouping
 	for _, dr := range d.Rows {
-		if !slices.ContainsFunc(groups, func(g Grouping) bool { return slices.Equal(g, dr.By) }) {
+		if !slices.ContainsFunc(groups, func(g report.Grouping) bool { return slices.Equal(g, dr.By) }) {
 			groups = append(groups, dr.By)
 		}
 	}
 	for _, g := range groups {
-		t := texttab.New(groupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict")
+		t := texttab.New(report.GroupTitle(g), "before", "after", "raw", "normalized", "95% interval", "detectable", "verdict")
 		for _, dr := range d.Rows {
 			if slices.Equal(dr.By, g) {
 				t.Add(d.cells(&dr)...)
@@ -92,33 +91,33 @@ func (d *Diff) writeTables(w io.Writer, f Format) {
 }
 
 // cells returns the cells of dr's line in its grouping's table.
-func (d *Diff) cells(dr *DiffRow) []string {
+func (d diffOut) cells(dr *report.DiffRow) []string {
 	cells := []string{dr.Key}
-	if dr.Before != nil && dr.After != nil && dr.Verdict != InOverflow {
-		cells = append(cells, d.value(dr.BeforeValue), d.value(dr.AfterValue), Change(dr.Raw), Change(dr.Normalized))
+	if dr.Before != nil && dr.After != nil && dr.Verdict != report.InOverflow {
+		cells = append(cells, d.Value(dr.BeforeValue), d.Value(dr.AfterValue), report.Change(dr.Raw), report.Change(dr.Normalized))
 	} else {
 		cells = append(cells, "", "", "", "")
 	}
 	interval := ""
 	if !math.IsNaN(dr.Low) {
-		interval = Change(dr.Low) + " … " + Change(dr.High)
+		interval = report.Change(dr.Low) + " … " + report.Change(dr.High)
 	}
 	detect := ""
 	switch {
 	case math.IsInf(dr.Detectable, 1):
 		detect = "more runs"
 	case !math.IsNaN(dr.Detectable):
-		detect = "±" + strings.TrimPrefix(Change(dr.Detectable), "+")
+		detect = "±" + strings.TrimPrefix(report.Change(dr.Detectable), "+")
 	}
 	return append(cells, interval, detect, dr.Verdict)
 }
 
 // writeWorse writes the rows that got costlier with the functions that
 // grew in them, and tells whether there was one.
-func (d *Diff) writeWorse(w io.Writer, f Format) bool {
+func (d diffOut) writeWorse(w io.Writer, f Format) bool {
 	worse := false
 	for _, dr := range d.Rows {
-		if dr.Verdict != Worse {
+		if dr.Verdict != report.Worse {
 			continue
 		}
 		if !worse {
@@ -126,9 +125,9 @@ func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 			worse = true
 		}
 		if math.IsInf(dr.Normalized, 1) {
-			fmt.Fprintf(w, "%s=%s: no CPU before, %s %s after: above any --fail-above\n", strings.Join(dr.By, ","), dr.Key, d.value(dr.AfterValue), d.measure())
+			fmt.Fprintf(w, "%s=%s: no CPU before, %s %s after: above any --fail-above\n", strings.Join(dr.By, ","), dr.Key, d.Value(dr.AfterValue), d.Measure())
 		} else {
-			fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, Change(dr.Normalized), Change(dr.Raw))
+			fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, report.Change(dr.Normalized), report.Change(dr.Raw))
 		}
 		if slices.Equal(dr.By, ByName) && d.queryShift(dr.Key) != nil {
 			fmt.Fprintln(w, "  its query-string mix changed too: this may be the mix, not a costlier request (see the note below)")
@@ -138,7 +137,7 @@ func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 		}
 		t := texttab.New("function", "before", "after", "growth")
 		for _, fc := range dr.Grew {
-			t.Add(fc.Name, d.value(fc.Before), d.value(fc.After), d.value(fc.After-fc.Before))
+			t.Add(fc.Name, d.Value(fc.Before), d.Value(fc.After), d.Value(fc.After-fc.Before))
 		}
 		writeTable(w, f, t)
 	}
@@ -147,7 +146,7 @@ func (d *Diff) writeWorse(w io.Writer, f Format) bool {
 
 // writeInconclusive writes the verdict line when no row got worse, and
 // the rows the diff cannot vouch for.
-func (d *Diff) writeInconclusive(w io.Writer, f Format, worse bool) {
+func (d diffOut) writeInconclusive(w io.Writer, f Format, worse bool) {
 	inconclusive := d.Inconclusive()
 	if !worse {
 		if len(inconclusive) > 0 {
@@ -158,7 +157,7 @@ func (d *Diff) writeInconclusive(w io.Writer, f Format, worse bool) {
 		fmt.Fprintln(w)
 	}
 	if len(inconclusive) > 0 {
-		heading(w, f, 3, "Inconclusive rows: within noise, but a change of "+Change(d.Detect)+" could have been too")
+		heading(w, f, 3, "Inconclusive rows: within noise, but a change of "+report.Change(d.Detect)+" could have been too")
 		for _, dr := range inconclusive {
 			itemf(w, f, "%s=%s: %s; %s.", strings.Join(dr.By, ","), dr.Key, d.seen(&dr), d.TestableAfter(&dr))
 		}
@@ -253,7 +252,7 @@ func num(f float64) *float64 {
 	return &f
 }
 
-func side(r *Report) jsonDiffSide {
+func side(r *report.Report) jsonDiffSide {
 	s := jsonDiffSide{Source: r.Source, TestRunID: r.RunID}
 	if r.HasRequests {
 		n := r.Requests
@@ -262,7 +261,7 @@ func side(r *Report) jsonDiffSide {
 	return s
 }
 
-func (d *Diff) jsonDiff() jsonDiff {
+func (d diffOut) jsonDiff() jsonDiff {
 	j := jsonDiff{Version: 1, Measure: "share_of_k6", Before: side(d.Before), After: side(d.After), MatchBy: "url_path",
 		Normalize: d.Normalize, Speed: d.Speed, Alpha: d.Alpha, Tested: d.Tested, RunSD: d.RunSpread, Detect: d.Detect, Runs: d.Runs, Test: "pooled",
 		Warnings: append([]string{}, d.Warnings...), Rows: []jsonDiffRow{}, Notes: append([]string{}, d.Notes...)}
@@ -281,7 +280,7 @@ func (d *Diff) jsonDiff() jsonDiff {
 	for _, dr := range d.Rows {
 		jr := jsonDiffRow{By: dr.By, Key: dr.Key, Raw: num(dr.Raw), Normalized: num(dr.Normalized), Low: num(dr.Low), High: num(dr.High),
 			P: dr.P, Beyond: dr.Beyond, Verdict: dr.Verdict, Speed: dr.Speed, Detectable: num(dr.Detectable), Mix: num(dr.Mix)}
-		if dr.Verdict == Inconclusive {
+		if dr.Verdict == report.Inconclusive {
 			jr.Longer = num(dr.Longer)
 			if d.RankTest {
 				jr.RunsNeeded = dr.RunsNeeded
@@ -300,83 +299,16 @@ func (d *Diff) jsonDiff() jsonDiff {
 			jr.Grew = append(jr.Grew, jsonFuncChange{fc.Name, fc.Before, fc.After})
 		}
 		jr.GrafanaURL = d.GrafanaURL(&dr)
-		j.Regression = j.Regression || dr.Verdict == Worse
+		j.Regression = j.Regression || dr.Verdict == report.Worse
 		j.Rows = append(j.Rows, jr)
 	}
 	return j
 }
 
-// WriteProfiles writes the merged profiles of the two runs to beforePath
-// and afterPath (an existing file is an error unless overwrite) and returns the go tool pprof command that shows the diff
-// flame graph of the worst row: of the runs, focused on the row by
-// -tagfocus when the samples carry labels; else of the row's own profiles.
-func (d *Diff) WriteProfiles(beforePath, afterPath string, overwrite bool) (string, error) {
-	bp, ap := d.Before.prof, d.After.prof
-	worst := d.Worst()
-	labelled := hasLabel(bp, LabelName) && hasLabel(ap, LabelName)
-	focus := ""
-	if worst != nil {
-		if labelled {
-			focus = tagFocus(worst)
-		} else if worst.Before != nil && worst.After != nil && worst.Before.prof != nil && worst.After.prof != nil {
-			bp, ap = worst.Before.prof, worst.After.prof
-		}
-	}
-	if bp == nil || ap == nil {
-		return "", fmt.Errorf("%w: no merged profile to write", ErrNoData)
-	}
-	for _, x := range []struct {
-		p    *profile.Profile
-		path string
-	}{{bp, beforePath}, {ap, afterPath}} {
-		if err := WriteProfile(x.path, x.p, overwrite); err != nil {
-			return "", err
-		}
-	}
-	cmd := "go tool pprof -http=localhost:0 -diff_base=" + ShellQuote(beforePath)
-	if focus != "" {
-		cmd += " -tagfocus=" + ShellQuote(focus)
-	}
-	cmd += " " + ShellQuote(afterPath)
-	return cmd, nil
-}
-
-func hasLabel(p *profile.Profile, label string) bool {
-	if p == nil {
-		return false
-	}
-	for _, s := range p.Sample {
-		if len(s.Label[label]) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// tagFocus returns a pprof -tagfocus value selecting dr's samples: its
-// k6_name by path (a regexp anchored at the end), or its scenario.
-func tagFocus(dr *DiffRow) string {
-	row := dr.After
-	for i, label := range row.By {
-		if label == LabelName {
-			return label + "=" + regexp.QuoteMeta(URLPath(row.Values[i])) + "$"
-		}
-	}
-	return row.By[0] + "=^" + regexp.QuoteMeta(row.Values[0]) + "$"
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+:@=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // seen says what the test could see in an inconclusive row.
-func (d *Diff) seen(dr *DiffRow) string {
+func (d diffOut) seen(dr *report.DiffRow) string {
 	if math.IsInf(dr.Detectable, 1) {
 		return "with so few runs the rank test cannot reach the level Holm's procedure needs"
 	}
-	return "the smallest change the test would see is " + Change(dr.Detectable)
+	return "the smallest change the test would see is " + report.Change(dr.Detectable)
 }
