@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -103,7 +104,7 @@ func TestDiffRealPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	d.Write(&out, report.Text)
+	output.WriteDiff(&out, d, output.Text)
 	t.Logf("no change:\n%s", out.String())
 	if f := flagged(d); len(f) > 0 {
 		t.Errorf("no-change pair flagged %v", f)
@@ -114,7 +115,7 @@ func TestDiffRealPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	d.Write(&out, report.Text)
+	output.WriteDiff(&out, d, output.Text)
 	t.Logf("/car costlier:\n%s", out.String())
 	allowed := []string{
 		"k6_name=/car worse",

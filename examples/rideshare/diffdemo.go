@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/cmd/k6labels/htmlreport"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -97,7 +98,7 @@ func runDiffDemo(ctx context.Context, o *options, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	if err := d.Write(w, report.Text); err != nil {
+	if err := output.WriteDiff(w, d, output.Text); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, verdict(d))

@@ -38,6 +38,7 @@ import (
 	"github.com/google/pprof/profile"
 	pyroscopepprof "github.com/grafana/pyroscope-go/http/pprof"
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -269,7 +270,7 @@ func runDemo(ctx context.Context, o *options, w io.Writer) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The k6labels report (what `k6labels report --k6 run.json PROFILE` prints for a real k6 run):")
 	fmt.Fprintln(w)
-	if err := r.Write(w, report.Text); err != nil {
+	if err := output.WriteReport(w, r, output.Text); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -66,7 +67,7 @@ func TestDemoReport(t *testing.T) {
 		t.Errorf("/ row %+v: a route with requests and no CPU must show", root)
 	}
 	var b strings.Builder
-	if err := r.Write(&b, report.Text); err != nil {
+	if err := output.WriteReport(&b, r, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	writeGroundTruth(&b, r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/trace"
 )
@@ -120,5 +121,5 @@ func runTraceDemo(ctx context.Context, base, testRunID string, w io.Writer) erro
 	fmt.Fprintln(w, "the load generator's latency (k6 duration) is beside the service's wall time.")
 	fmt.Fprintln(w, "CPU is scaled by the process's CPU (a profile of the same seconds) over the trace's.")
 	fmt.Fprintln(w)
-	return r.Write(w, report.Text)
+	return r.Write(w, output.Text)
 }

@@ -129,7 +129,7 @@ func (d diffOut) writeWorse(w io.Writer, f Format) bool {
 		} else {
 			fmt.Fprintf(w, "%s=%s: %s normalized (%s raw)\n", strings.Join(dr.By, ","), dr.Key, report.Change(dr.Normalized), report.Change(dr.Raw))
 		}
-		if slices.Equal(dr.By, ByName) && d.queryShift(dr.Key) != nil {
+		if slices.Equal(dr.By, report.ByName) && d.QueryShift(dr.Key) != nil {
 			fmt.Fprintln(w, "  its query-string mix changed too: this may be the mix, not a costlier request (see the note below)")
 		}
 		if f == Markdown {

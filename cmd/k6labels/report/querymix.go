@@ -132,8 +132,8 @@ func (s *QueryShift) describe() string {
 	return out
 }
 
-// queryShift returns the query-string mix finding of the row key, or nil.
-func (d *Diff) queryShift(key string) *QueryShift {
+// QueryShift returns the query-string mix finding of the row key, or nil.
+func (d *Diff) QueryShift(key string) *QueryShift {
 	for i := range d.QueryShifts {
 		if d.QueryShifts[i].Key == key {
 			return &d.QueryShifts[i]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/k6labels/k6labels/cmd/k6labels/output"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
@@ -59,7 +60,7 @@ func TestDiffQueryMix(t *testing.T) {
 		t.Error("/car, worse with its mix changed, no longer fails the gate")
 	}
 	var out bytes.Buffer
-	if err := d.Write(&out, report.Text); err != nil {
+	if err := output.WriteDiff(&out, d, output.Text); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
