@@ -313,12 +313,8 @@ func internName(name []byte, a *w3c.Arena) string {
 	return a.String(name)
 }
 
-// hasLabels reports whether ctx carries pprof labels (an empty set of them
-// may count: merging with it changes nothing).
+// hasLabels reports whether ctx carries pprof labels.
 func hasLabels(ctx context.Context) bool {
-	if labelsKey != nil {
-		return ctx.Value(labelsKey) != nil
-	}
 	found := false
 	pprof.ForLabels(ctx, func(string, string) bool {
 		found = true
