@@ -2,6 +2,7 @@ package k6labels
 
 import (
 	"context"
+	"runtime/pprof"
 	"runtime/trace"
 )
 
@@ -29,7 +30,7 @@ const TraceLogCategory = "k6labels"
 func DoRequest(ctx context.Context, f func(context.Context)) {
 	prev := getProfLabel()
 	defer setProfLabel(prev)
-	setGoroutineLabels(ctx)
+	pprof.SetGoroutineLabels(ctx)
 	if trace.IsEnabled() {
 		tctx, task := traceTask(ctx)
 		if task != nil {
