@@ -210,9 +210,9 @@ func cachedLine(reg *Registry, cfg *config, line string) (e *lineEntry, key stri
 	// a URL name (urlTail; a '#' before the '?' changes nothing).
 	q := strings.IndexByte(line, '?')
 	switch {
-	case q < 0 && strings.IndexByte(line, '#') < 0:
+	case q < 0 && strings.IndexByte(line, '#') < 0: // 1,056 vs 1,253 instructions per cached k6 line without a query, 690 vs 894 non-k6, cut all the same (BenchmarkNonK6Line/line=k6, BenchmarkHandler/NonK6, Valgrind)
 		return reg.lines.Get(cfg.key, line), line, false // nothing to cut
-	case q >= 0 && strings.IndexByte(line[q:], ',') < 0:
+	case q >= 0 && strings.IndexByte(line[q:], ',') < 0: // 2,014 vs 2,635 instructions per k6 request with a new ?id=, cut all the same (BenchmarkHandler/NewID, Valgrind)
 		if e := reg.lines.Get(cfg.key, line[:q]); e != nil && e.Val.urlTail {
 			return e, "", false
 		}
