@@ -285,7 +285,7 @@ func collect(baggage []string, cfg *config, a *w3c.Arena) (labels labelList, ski
 	n := 0
 	for i := range kept.n {
 		name, _ := labelName(kept.keys[i], nameBuf[:0])
-		lb := label{name: internName(name, a)}
+		lb := label{name: a.String(name)}
 		lb.value = labelValue(lb.name, kept.raws[i], cfg.maxValueBytes, cfg.keepQuery, a)
 		if lb.value != "" && lb.value != undefinedValue {
 			labels.l[n] = lb
@@ -301,18 +301,6 @@ func collect(baggage []string, cfg *config, a *w3c.Arena) (labels labelList, ski
 type labelList struct {
 	n int
 	l [maxLabelsLimit]label
-}
-
-// internName returns name as a string, without allocating for the names k6
-// sends. Other names are copied into a: the label set built from them copies
-// them again, but this is not the cached path.
-func internName(name []byte, a *w3c.Arena) string {
-	for _, n := range k6Names {
-		if string(name) == n {
-			return n
-		}
-	}
-	return a.String(name)
 }
 
 // hasLabels reports whether ctx carries pprof labels.
