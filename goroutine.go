@@ -1,6 +1,10 @@
 package k6labels
 
-import "unsafe"
+import (
+	"context"
+	"runtime/pprof"
+	"unsafe"
+)
 
 // The goroutine's label pointer is read and written directly so that Do can
 // restore exactly what the goroutine had, which no public API can read. The
@@ -14,3 +18,15 @@ func getProfLabel() unsafe.Pointer
 
 //go:linkname setProfLabel runtime/pprof.runtime_setProfLabel
 func setProfLabel(unsafe.Pointer)
+
+// profLabelOf returns the pointer that pprof.SetGoroutineLabels(ctx) puts on
+// a goroutine, so that a label set can be put on many goroutines without a
+// lookup through ctx each time. It sets ctx's labels on the calling
+// goroutine for that long, then puts back what it had.
+func profLabelOf(ctx context.Context) unsafe.Pointer {
+	prev := getProfLabel()
+	pprof.SetGoroutineLabels(ctx)
+	p := getProfLabel()
+	setProfLabel(prev)
+	return p
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime/pprof"
 	"testing"
-	"unsafe"
 )
 
 // hasLabels answers as pprof does for every kind of context a request may
@@ -58,15 +57,4 @@ func testSet(t *testing.T) *labelSet {
 		t.Fatal("no label set")
 	}
 	return s
-}
-
-// profLabelOf returns the pointer that pprof.SetGoroutineLabels(ctx) puts on
-// a goroutine, for tests to compare with the goroutine's. It sets ctx's
-// labels on the calling goroutine for that long, then puts back what it had.
-func profLabelOf(ctx context.Context) unsafe.Pointer {
-	prev := getProfLabel()
-	pprof.SetGoroutineLabels(ctx)
-	p := getProfLabel()
-	setProfLabel(prev)
-	return p
 }

@@ -370,6 +370,16 @@ func mergedLabels(parent context.Context, s *labelSet) context.Context {
 	return pprof.WithLabels(pprof.WithLabels(context.Background(), pprof.Labels(own...)), s.set)
 }
 
+// setGoroutineLabels is [pprof.SetGoroutineLabels] that, for a context of
+// ours, sets what its label set learnt once, without a context lookup.
+func setGoroutineLabels(ctx context.Context) {
+	if c, ok := ctx.(*labelledContext); ok && !c.merged {
+		setProfLabel(c.set.prof)
+		return
+	}
+	pprof.SetGoroutineLabels(ctx)
+}
+
 type setKey struct{}
 
 func (c *labelledContext) Value(key any) any {
@@ -435,7 +445,7 @@ func Baggage(ctx context.Context) string {
 func Do(ctx context.Context, f func(context.Context)) {
 	prev := getProfLabel()
 	defer setProfLabel(prev)
-	pprof.SetGoroutineLabels(ctx)
+	setGoroutineLabels(ctx)
 	f(ctx)
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/k6labels/k6labels/internal/w3c"
+	"unsafe"
 )
 
 // OverflowValue replaces a label value once its label name has reached the
@@ -101,8 +102,9 @@ type labelSet struct {
 	size    int // bytes it holds, for the cache budget
 	dropped int // labels left out to fit a baggage header
 
-	ctx context.Context // context.Background() with the labels
-	set pprof.LabelSet
+	ctx  context.Context // context.Background() with the labels
+	set  pprof.LabelSet
+	prof unsafe.Pointer // what pprof.SetGoroutineLabels(ctx) puts on a goroutine
 
 	adm     atomic.Pointer[admission] // what the registry made of it, while current
 	renamed atomic.Pointer[renaming]  // the last set a naming hook turned it into
@@ -157,6 +159,7 @@ func newLabelSet(labels []label, cfg, hash uint64) (_ *labelSet, dropped int) {
 	}
 	s.set = pprof.Labels(kv...)
 	s.ctx = pprof.WithLabels(context.Background(), s.set)
+	s.prof = profLabelOf(s.ctx)
 	s.size = 256 + 3*n + 64*len(s.labels) // strings, the pprof copies, headers
 	return s, dropped
 }

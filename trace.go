@@ -2,7 +2,6 @@ package k6labels
 
 import (
 	"context"
-	"runtime/pprof"
 	"runtime/trace"
 )
 
@@ -30,7 +29,7 @@ const TraceLogCategory = "k6labels"
 func DoRequest(ctx context.Context, f func(context.Context)) {
 	prev := getProfLabel()
 	defer setProfLabel(prev)
-	pprof.SetGoroutineLabels(ctx)
+	setGoroutineLabels(ctx)
 	if trace.IsEnabled() {
 		tctx, task := traceTask(ctx)
 		if task != nil {
