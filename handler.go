@@ -71,19 +71,19 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) {
 	done = true
 }
 
-// serveLabelled serves a copy of r with the labelled context ctx inside
-// [DoRequest].
+// serveLabelled serves a copy of r with the labelled context ctx, as
+// [DoRequest] runs a request.
 func (h *handler) serveLabelled(ctx context.Context, w http.ResponseWriter, r *http.Request) {
-	DoRequest(ctx, func(ctx context.Context) { h.serveCopy(ctx, w, r) })
-}
-
-// serveCopy serves a copy of r with ctx. The context and the copy are
-// allocated apart: a context that h keeps (a background job's) must not
-// keep the copy, and the form parsed into it, alive.
-func (h *handler) serveCopy(ctx context.Context, w http.ResponseWriter, r *http.Request) {
-	r2 := r.WithContext(ctx)
+	// The context and the copy are allocated apart: a context that h keeps
+	// (a background job's) must not keep the copy, and the form parsed into
+	// it, alive.
+	tctx, task := requestTask(ctx)
+	r2 := r.WithContext(tctx)
+	prev := getProfLabel()
 	done := false
 	defer func() {
+		endTask(task)
+		setProfLabel(prev)
 		keepRoute(r, r2)
 		// net/http never sees the copy, so its multipart files are ours to
 		// remove (golang/go#58809), and on a panic the original's too.
@@ -94,6 +94,7 @@ func (h *handler) serveCopy(ctx context.Context, w http.ResponseWriter, r *http.
 			removeForm(r)
 		}
 	}()
+	setGoroutineLabels(ctx)
 	h.next.ServeHTTP(w, r2)
 	done = true
 }

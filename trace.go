@@ -41,6 +41,21 @@ func DoRequest(ctx context.Context, f func(context.Context)) {
 	f(ctx)
 }
 
+// requestTask is traceTask while the tracer is on, and (ctx, nil) otherwise.
+func requestTask(ctx context.Context) (context.Context, *trace.Task) {
+	if !trace.IsEnabled() {
+		return ctx, nil
+	}
+	return traceTask(ctx)
+}
+
+// endTask ends task, if there is one.
+func endTask(task *trace.Task) {
+	if task != nil {
+		task.End()
+	}
+}
+
 // taskKey marks a context that is inside a request task of ours.
 type taskKey struct{}
 
