@@ -30,3 +30,28 @@ func profLabelOf(ctx context.Context) unsafe.Pointer {
 	setProfLabel(prev)
 	return p
 }
+
+// labelsKey is the key under which runtime/pprof keeps a context's labels,
+// learnt once by asking pprof to read a context that records the keys it is
+// asked for, so that hasLabels is one lookup. It is nil, and hasLabels asks
+// pprof, if pprof ever stops reading labels that way.
+var labelsKey = func() any {
+	rec := &keyRecorder{Context: context.Background()}
+	pprof.ForLabels(rec, func(string, string) bool { return false })
+	labelled := pprof.WithLabels(context.Background(), pprof.Labels("k", "v"))
+	if len(rec.keys) != 1 || labelled.Value(rec.keys[0]) == nil || context.Background().Value(rec.keys[0]) != nil {
+		return nil
+	}
+	return rec.keys[0]
+}()
+
+// keyRecorder is a context that records the keys it is asked for.
+type keyRecorder struct {
+	context.Context
+	keys []any
+}
+
+func (c *keyRecorder) Value(key any) any {
+	c.keys = append(c.keys, key)
+	return nil
+}

@@ -6,9 +6,12 @@ import (
 	"testing"
 )
 
-// hasLabels answers as pprof does for every kind of context a request may
-// come with.
+// hasLabels answers with one lookup under the key it learnt from pprof, and
+// as pprof does for every kind of context a request may come with.
 func TestHasLabels(t *testing.T) {
+	if labelsKey == nil {
+		t.Fatal("labelsKey was not learnt: hasLabels falls back to pprof.ForLabels on every request")
+	}
 	bg := context.Background()
 	labelled := pprof.WithLabels(bg, pprof.Labels("span_id", "7"))
 	cancelled, cancel := context.WithCancel(labelled)

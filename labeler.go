@@ -303,8 +303,12 @@ type labelList struct {
 	l [maxLabelsLimit]label
 }
 
-// hasLabels reports whether ctx carries pprof labels.
+// hasLabels reports whether ctx carries pprof labels (an empty set of them
+// may count: merging with it changes nothing).
 func hasLabels(ctx context.Context) bool {
+	if labelsKey != nil {
+		return ctx.Value(labelsKey) != nil
+	}
 	found := false
 	pprof.ForLabels(ctx, func(string, string) bool {
 		found = true
