@@ -102,9 +102,12 @@ type labelSet struct {
 	size    int // bytes it holds, for the cache budget
 	dropped int // labels left out to fit a baggage header
 
-	ctx  context.Context // context.Background() with the labels
-	set  pprof.LabelSet
-	prof unsafe.Pointer // what pprof.SetGoroutineLabels(ctx) puts on a goroutine
+	ctx context.Context // context.Background() with the labels
+	set pprof.LabelSet
+	// prof is what pprof.SetGoroutineLabels(ctx) puts on a goroutine, set
+	// without a lookup: 78 of 1,693 instructions per k6 request (4.6%,
+	// BenchmarkHandler/Jslib, Valgrind).
+	prof unsafe.Pointer
 
 	adm     atomic.Pointer[admission] // what the registry made of it, while current
 	renamed atomic.Pointer[renaming]  // the last set a naming hook turned it into
