@@ -14,16 +14,38 @@ import (
 const jslibHeader = "k6.test_run_id=123456,k6.scenario=default,k6.name=http://localhost:5000/bike?id=3"
 
 func benchmarkHandler(b *testing.B, lines []string) {
+	benchmarkHandlerLines(b, [][]string{lines})
+}
+
+// benchmarkHandlerLines serves one request per loop, whose Baggage header
+// is each of lines in turn (nil: none, for a single entry).
+func benchmarkHandlerLines(b *testing.B, lines [][]string) {
 	h := LabelsFromBaggageHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	r := httptest.NewRequest("GET", "/bike?id=3", nil)
-	if lines != nil {
-		r.Header["Baggage"] = lines
+	if lines[0] != nil {
+		r.Header["Baggage"] = lines[0]
 	}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
+	i := 0
 	for b.Loop() {
+		if len(lines) > 1 {
+			r.Header["Baggage"] = lines[i]
+		}
 		h.ServeHTTP(w, r)
+		if i++; i == len(lines) {
+			i = 0
+		}
 	}
+}
+
+// perRequest returns n one-line headers, line(i) for each i.
+func perRequest(n int, line func(i int) string) [][]string {
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = []string{line(i)}
+	}
+	return out
 }
 
 func BenchmarkHandler(b *testing.B) {
@@ -37,6 +59,19 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("Jslib", func(b *testing.B) { benchmarkHandler(b, []string{jslibHeader}) })
 	b.Run("Members64", func(b *testing.B) { benchmarkHandler(b, []string{strings.Join(many, ",")}) })
+	// k6's default names: a new ?id= per request (served from the line of
+	// the URL without it), or a new path per request (a new line each time).
+	b.Run("NewID", func(b *testing.B) {
+		benchmarkHandlerLines(b, perRequest(1<<14, func(i int) string { return jslibHeader + strconv.Itoa(i) }))
+	})
+	b.Run("NewPath", func(b *testing.B) {
+		benchmarkHandlerLines(b, perRequest(1<<16, func(i int) string { return names(1)[0] + "/" + strconv.Itoa(i) }))
+	})
+	b.Run("NewPathID", func(b *testing.B) {
+		benchmarkHandlerLines(b, perRequest(1<<16, func(i int) string {
+			return names(1)[0] + "/" + strconv.Itoa(i) + "?id=" + strconv.Itoa(i)
+		}))
+	})
 }
 
 // names returns n jslib headers, each with a k6.name of its own.

