@@ -912,8 +912,8 @@ func (d *Diff) TestableAfter(dr *DiffRow) string {
 	if d.RankTest {
 		return fmt.Sprintf("about %d runs per side would make it testable (%d and %d now)", dr.RunsNeeded, d.Runs[0], d.Runs[1])
 	}
-	if math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer) {
-		return fmt.Sprintf("no run length is enough: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", 100*d.RunSpread, Change(dr.atLength))
+	if d.NoLength(dr) {
+		return d.noLengthText("", Change(dr.atLength))
 	}
 	f := dr.Longer
 	s := fmt.Sprintf("runs %.1f× as long would make it testable", f)
@@ -925,6 +925,48 @@ func (d *Diff) TestableAfter(dr *DiffRow) string {
 		s += ")"
 	}
 	return s
+}
+
+// NoLength tells whether no run length would make dr testable (without
+// the rank test): what [Diff.NoLengthEnough] says of it.
+func (d *Diff) NoLength(dr *DiffRow) bool {
+	return !d.RankTest && (math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer))
+}
+
+// noLengthText says that no run length is enough for rows ("": the row at
+// hand), whose changes seen at best with runs of any length are best.
+func (d *Diff) noLengthText(rows, best string) string {
+	return fmt.Sprintf("no run length is enough%s: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", rows, 100*d.RunSpread, best)
+}
+
+// NoLengthEnough says once, for those of rows no run length would make
+// testable, that none would: for all of rows, or naming the first five of
+// them; "" for none. [Diff.TestableAfter] says it of one row.
+func (d *Diff) NoLengthEnough(rows []DiffRow) string {
+	var names []string
+	n, lo, hi := 0, math.Inf(1), math.Inf(-1)
+	for i := range rows {
+		if !d.NoLength(&rows[i]) {
+			continue
+		}
+		if n++; n <= 5 {
+			names = append(names, strings.Join(rows[i].By, ",")+"="+rows[i].Key)
+		}
+		lo, hi = min(lo, rows[i].atLength), max(hi, rows[i].atLength)
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == len(rows) && n > 1:
+		names = []string{fmt.Sprintf("all %d rows", n)}
+	case n > 5:
+		names = append(names, fmt.Sprintf("%d more rows", n-5))
+	}
+	best := Change(lo)
+	if Change(hi) != best {
+		best += " to " + Change(hi)
+	}
+	return d.noLengthText(" for "+strings.Join(names, ", "), best)
 }
 
 // reference returns the indexes of the rows the machine speed is estimated
