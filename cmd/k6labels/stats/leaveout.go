@@ -152,7 +152,7 @@ func (s *LeaveOut) NearMedian(skip []int) Estimate {
 		m := midValue(s.x, s.order, lo, hi)
 		a, b := s.order[lo], s.order[hi]
 		w = s.sums(func(j int) bool {
-			return j == a || j == b || math.Abs(s.x[j]-m) <= 3*math.Sqrt(s.v[j])
+			return j == a || j == b || nearMedian(s.x[j], s.v[j], m)
 		})
 		s.near[[2]int{lo, hi}] = w
 	}
