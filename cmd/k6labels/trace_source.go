@@ -112,7 +112,7 @@ func (c *common) readTrace(ctx context.Context, where string) (*trace.Trace, err
 		}
 		return tr, nil
 	}
-	secs, err := pprofread.URLSeconds(u, pprofread.TraceSeconds)
+	secs, err := pprofread.URLSeconds(u, pprofread.DefaultTraceDuration)
 	if err != nil {
 		return nil, fmt.Errorf("reading trace: %w", err)
 	}

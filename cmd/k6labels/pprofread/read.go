@@ -34,8 +34,8 @@ const (
 // (/debug/pprof/profile) of 30 s, an execution trace (/debug/pprof/trace)
 // of 1 s.
 const (
-	ProfileSeconds = 30 * time.Second
-	TraceSeconds   = time.Second
+	DefaultProfileDuration = 30 * time.Second
+	DefaultTraceDuration   = time.Second
 )
 
 // maxURLSeconds bounds a URL's seconds: past it, no exchange is waited for.
@@ -49,8 +49,9 @@ type ReadOptions struct {
 }
 
 // URLSeconds returns how long a /debug/pprof URL records: its seconds
-// query parameter, or def ([ProfileSeconds], [TraceSeconds]) without one;
-// an error when seconds is no positive number below 10⁶.
+// query parameter, or def without one ([DefaultProfileDuration],
+// [DefaultTraceDuration]); an error when seconds is no positive number
+// below 10⁶.
 func URLSeconds(u *url.URL, def time.Duration) (time.Duration, error) {
 	v := u.Query().Get("seconds")
 	if v == "" {
@@ -119,7 +120,7 @@ var errURLTimeout = errors.New("profile URL timeout")
 // readURL reads the decompressed body of a profile URL within its
 // URLSeconds and o.URLMargin.
 func readURL(ctx context.Context, hc *http.Client, u *url.URL, o ReadOptions, what string) ([]byte, error) {
-	secs, err := URLSeconds(u, ProfileSeconds)
+	secs, err := URLSeconds(u, DefaultProfileDuration)
 	if err != nil {
 		return nil, fmt.Errorf("reading profile: %w", err)
 	}

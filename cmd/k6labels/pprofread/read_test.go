@@ -16,10 +16,10 @@ func TestURLSeconds(t *testing.T) {
 		def  time.Duration
 		want time.Duration
 	}{
-		{"http://h/debug/pprof/profile", ProfileSeconds, 30 * time.Second},
-		{"http://h/debug/pprof/trace", TraceSeconds, time.Second},
-		{"http://h/debug/pprof/profile?seconds=5", ProfileSeconds, 5 * time.Second},
-		{"http://h/debug/pprof/trace?seconds=0.5", TraceSeconds, 500 * time.Millisecond},
+		{"http://h/debug/pprof/profile", DefaultProfileDuration, 30 * time.Second},
+		{"http://h/debug/pprof/trace", DefaultTraceDuration, time.Second},
+		{"http://h/debug/pprof/profile?seconds=5", DefaultProfileDuration, 5 * time.Second},
+		{"http://h/debug/pprof/trace?seconds=0.5", DefaultTraceDuration, 500 * time.Millisecond},
 	} {
 		u, _ := url.Parse(c.url)
 		if got, err := URLSeconds(u, c.def); err != nil || got != c.want {
@@ -28,7 +28,7 @@ func TestURLSeconds(t *testing.T) {
 	}
 	for _, v := range []string{"0", "-1", "abc", "NaN", "Inf", "1e7"} {
 		u, _ := url.Parse("http://h/debug/pprof/profile?seconds=" + v)
-		if got, err := URLSeconds(u, ProfileSeconds); err == nil || !strings.Contains(err.Error(), `seconds="`+v+`"`) {
+		if got, err := URLSeconds(u, DefaultProfileDuration); err == nil || !strings.Contains(err.Error(), `seconds="`+v+`"`) {
 			t.Errorf("seconds=%s: %v, %v; want an error naming it", v, got, err)
 		}
 	}

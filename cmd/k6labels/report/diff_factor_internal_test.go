@@ -146,7 +146,7 @@ func randomDiff(rng *rand.Rand) *Diff {
 // computation's, which makes each anew from the rows left.
 func TestFactorForProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	close := func(got, want float64) bool {
+	near := func(got, want float64) bool {
 		return got == want || math.Abs(got-want) <= 1e-9*max(math.Abs(want), 1e-12)
 	}
 	for trial := range 300 {
@@ -156,15 +156,16 @@ func TestFactorForProperty(t *testing.T) {
 			if len(d.eligible) < 2 {
 				continue
 			}
-			if !close(d.tau2, plainTau2(d, -1)) {
+			if !near(d.tau2, plainTau2(d, -1)) {
 				t.Fatalf("trial %d: τ² %v, want %v", trial, d.tau2, plainTau2(d, -1))
 			}
 			for i := range d.Rows {
-				if want := d.tau2; d.stat[i].elig {
+				want := d.tau2
+				if d.stat[i].elig {
 					want = plainTau2(d, i)
-					if !close(d.stat[i].tau2, want) {
-						t.Fatalf("trial %d: row %s τ² %v, want %v", trial, d.Rows[i].Key, d.stat[i].tau2, want)
-					}
+				}
+				if !near(d.stat[i].tau2, want) {
+					t.Fatalf("trial %d: row %s τ² %v, want %v", trial, d.Rows[i].Key, d.stat[i].tau2, want)
 				}
 			}
 			d.method = method
@@ -179,7 +180,7 @@ func TestFactorForProperty(t *testing.T) {
 					}
 				}
 				got, want := d.factorFor(i), plainFactor(d, i)
-				if !close(got.log, want.log) || !close(got.a, want.a) || !close(got.b, want.b) {
+				if !near(got.log, want.log) || !near(got.a, want.a) || !near(got.b, want.b) {
 					t.Fatalf("trial %d (%s): row %d factor %+v, want %+v", trial, method, i, got, want)
 				}
 			}
