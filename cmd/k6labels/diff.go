@@ -116,6 +116,7 @@ func (df *diffFlags) sides(c *common) (before, after []side, by []report.Groupin
 	if len(df.afterK6) > 0 {
 		df.after.k6 = df.afterK6[0]
 	}
+	df.before.runFlag = "--base-run-id"
 	if before, err = c.runsOf("base", df.before, df.beforeK6); err != nil {
 		return nil, nil, nil, err
 	}
@@ -234,7 +235,7 @@ func (c *common) runsOf(name string, s side, k6 []string) ([]side, error) {
 	}
 	runs := make([]side, len(k6))
 	for i, f := range k6 {
-		runs[i] = side{k6: f, runID: s.runID}
+		runs[i] = side{k6: f, runID: s.runID, runFlag: s.runFlag}
 		if c.pyroscope == "" {
 			runs[i].profiles = []string{s.profiles[i]}
 		}

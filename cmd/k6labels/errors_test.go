@@ -299,6 +299,10 @@ func TestDiffGate(t *testing.T) {
 			t.Errorf("stderr does not say %q: %s", w, stderr)
 		}
 	}
+	// Said once for the rows it applies to, not once per row.
+	if n := strings.Count(stderr, "no run length is enough"); n != 1 || !strings.Contains(stderr, "no run length is enough for all 9 rows: ") {
+		t.Errorf("stderr says %d times that no run length is enough, want once with the rows: %s", n, stderr)
+	}
 	code, _, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", k6,
 		"--fail-above", "10%", "--allow-inconclusive", "--write-profiles", "")
 	if code != exitOK {

@@ -51,7 +51,14 @@ func inconclusive(d *report.Diff, threshold float64, failAbove string) error {
 		if math.IsInf(r.Detectable, 1) {
 			seen = "cannot be tested with so few runs"
 		}
-		why = append(why, fmt.Sprintf("%s=%s %s; %s", strings.Join(r.By, ","), r.Key, seen, d.TestableAfter(&r)))
+		if d.NoLength(&r) {
+			why = append(why, fmt.Sprintf("%s=%s %s", strings.Join(r.By, ","), r.Key, seen))
+		} else {
+			why = append(why, fmt.Sprintf("%s=%s %s; %s", strings.Join(r.By, ","), r.Key, seen, d.TestableAfter(&r)))
+		}
+	}
+	if s := d.NoLengthEnough(rows); s != "" {
+		why = append(why, s)
 	}
 	if len(why) == 0 {
 		return nil

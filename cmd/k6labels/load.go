@@ -84,8 +84,10 @@ var waitK6Flush = func(ctx context.Context) error {
 
 // side is what one run is read from.
 type side struct {
-	k6       string
-	runID    string
+	k6    string
+	runID string
+	// runFlag is the flag that gives runID, named in errors; "": --run-id.
+	runFlag  string
 	profiles []string
 	// save is where the profiles read are written as soon as they are read:
 	// one path for them merged, or one per profile; nil: not kept.
@@ -115,7 +117,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 		if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
 			return nil, err
 		}
-		src, runID, notes, err := c.pyroscopeSource(ctx, opts.K6, s.runID)
+		src, runID, notes, err := c.pyroscopeSource(ctx, opts.K6, s.runID, s.runFlag)
 		if err != nil {
 			return nil, err
 		}

@@ -112,3 +112,16 @@ func TestPyroscopeDiffProfilesSayWhichRow(t *testing.T) {
 		t.Errorf("the two files hold rows %q and %q", names[0], names[1])
 	}
 }
+
+// TestPyroscopeDiffManyBaseRuns: a diff whose base k6 results span two runs
+// and no --base-run-id says to pass --base-run-id, not --run-id.
+func TestPyroscopeDiffManyBaseRuns(t *testing.T) {
+	srv, _, fx := pyrServer(t)
+	code, out, errOut := pyrRun(t, pyrArgs("diff", srv.URL, "--base-k6", filepath.Join(fx, "k6", "run-fx1.json.gz"),
+		"--k6", filepath.Join(fx, "k6", "run-fx2.json.gz"), "--run-id", "fx2")...)
+	const golden = "k6labels diff: base run: several test runs: Pyroscope URL service rideshare.k6labels holds 2 test runs from 2026-12-02T18:02:15Z to 2026-12-02T18:04:00Z: " +
+		"fx1 (23.77s), fx2 (23.09s); pass --base-run-id to say which one the k6 results are of\n"
+	if got := strings.ReplaceAll(errOut, srv.URL, "URL"); code != exitError || out != "" || got != golden {
+		t.Errorf("exit %d\n%s%s\nwant:\n%s", code, out, got, golden)
+	}
+}

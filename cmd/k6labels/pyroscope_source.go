@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -168,10 +169,10 @@ func (c *common) runsWindow() (time.Time, time.Time, error) {
 }
 
 // pyroscopeSource returns the source of one run's report: the run given
-// (runID), else the only one in the k6 results' range. With k6 results it
-// first waits for the run's last window to be uploaded. It returns the run
-// it chose and notes for the report.
-func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID string) (report.Source, string, []string, error) {
+// (runID, given by runFlag, "" for --run-id), else the only one in the k6
+// results' range. With k6 results it first waits for the run's last window
+// to be uploaded. It returns the run it chose and notes for the report.
+func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID, runFlag string) (report.Source, string, []string, error) {
 	start, end, err := c.window(k) // --start/--end, else k ± --margin, else --since
 	if err != nil {
 		return nil, "", nil, err
@@ -188,7 +189,7 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 	}
 	switch {
 	case runID == "":
-		id, err := onlyRun(ctx, base, k != nil, start, end)
+		id, err := onlyRun(ctx, base, k != nil, cmp.Or(runFlag, "--run-id"), start, end)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -222,8 +223,8 @@ func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runI
 
 // onlyRun returns the only run of base's window; "" when there is none,
 // or several and no k6 results (the report sums them), and an error when
-// there are several and k6 results are of one.
-func onlyRun(ctx context.Context, base *pyrosource.Source, withK6 bool, start, end time.Time) (string, error) {
+// there are several and k6 results are of one, naming runFlag.
+func onlyRun(ctx context.Context, base *pyrosource.Source, withK6 bool, runFlag string, start, end time.Time) (string, error) {
 	totals, err := base.Totals(ctx)
 	if err != nil {
 		return "", err
@@ -239,8 +240,8 @@ func onlyRun(ctx context.Context, base *pyrosource.Source, withK6 bool, start, e
 	case len(runs) == 1:
 		return runs[0], nil
 	case len(runs) > 1 && withK6:
-		return "", fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass --run-id to say which one the k6 results are of",
-			report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals))
+		return "", fmt.Errorf("%w: %s holds %d test runs from %s to %s: %s; pass %s to say which one the k6 results are of",
+			report.ErrManyRuns, base, len(runs), start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), describeRuns(totals), runFlag)
 	}
 	return "", nil
 }

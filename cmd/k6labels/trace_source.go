@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -113,20 +112,18 @@ func (c *common) readTrace(ctx context.Context, where string) (*trace.Trace, err
 		}
 		return tr, nil
 	}
-	secs := 1.0 // net/http/pprof's default
-	if v := u.Query().Get("seconds"); v != "" {
-		if secs, err = strconv.ParseFloat(v, 64); err != nil || secs <= 0 {
-			return nil, fmt.Errorf("trace URL %s: seconds=%q is not a positive number", where, v)
-		}
+	secs, err := pprofread.URLSeconds(u, pprofread.DefaultTraceDuration)
+	if err != nil {
+		return nil, fmt.Errorf("reading trace: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs*float64(time.Second))+traceMargin)
+	ctx, cancel := context.WithTimeout(ctx, secs+traceMargin)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
 	if err != nil {
 		return nil, err
 	}
 	if w := c.progress(); w != nil {
-		fmt.Fprintf(w, "k6labels: tracing for %gs…\n", secs)
+		fmt.Fprintf(w, "k6labels: tracing for %gs…\n", secs.Seconds())
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -182,3 +182,24 @@ func TestReportFromProfileURL(t *testing.T) {
 	}
 	t.Logf("/a %.3f ms (%.3f–%.3f), /b %.3f ms (%.3f–%.3f), ratio %.2f", a.Est, a.Low, a.High, b.Est, b.Low, b.High, b.Est/a.Est)
 }
+
+// TestURLSecondsRefused: a profile URL and a trace URL whose seconds is no
+// positive number are refused by the same rule before anything is asked
+// (the server is never reached), naming the value.
+func TestURLSecondsRefused(t *testing.T) {
+	asked := false
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { asked = true }))
+	t.Cleanup(srv.Close)
+	for _, args := range [][]string{
+		{"report", srv.URL + "/debug/pprof/profile?seconds=abc"},
+		{"report", "--trace", srv.URL + "/debug/pprof/trace?seconds=abc"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != exitError || !strings.Contains(stderr, `seconds="abc" is not a positive number of seconds`) {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+	}
+	if asked {
+		t.Error("the server was asked")
+	}
+}

@@ -30,6 +30,17 @@ const (
 	DefaultURLMargin = time.Minute
 )
 
+// What net/http/pprof records when a URL gives no seconds: a CPU profile
+// (/debug/pprof/profile) of 30 s, an execution trace (/debug/pprof/trace)
+// of 1 s.
+const (
+	DefaultProfileDuration = 30 * time.Second
+	DefaultTraceDuration   = time.Second
+)
+
+// maxURLSeconds bounds a URL's seconds: past it, no exchange is waited for.
+const maxURLSeconds = 1e6
+
 // ReadOptions bound what [ReadProfileWith] reads.
 type ReadOptions struct {
 	MaxBytes  int64         // of a profile once decompressed; 0: DefaultMaxProfileBytes
@@ -37,19 +48,24 @@ type ReadOptions struct {
 	URLMargin time.Duration // see DefaultURLMargin; 0: DefaultURLMargin
 }
 
-// URLTimeout is the time a profile URL is given for its whole exchange: its
-// seconds query parameter (30, the default of /debug/pprof/profile, when it
-// has none) plus margin.
-func URLTimeout(u *url.URL, margin time.Duration) time.Duration {
-	secs := 30.0
-	if s, err := strconv.ParseFloat(u.Query().Get("seconds"), 64); err == nil && s > 0 && s < 1e6 {
-		secs = s
+// URLSeconds returns how long a /debug/pprof URL records: its seconds
+// query parameter, or def without one ([DefaultProfileDuration],
+// [DefaultTraceDuration]); an error when seconds is no positive number
+// below 10⁶.
+func URLSeconds(u *url.URL, def time.Duration) (time.Duration, error) {
+	v := u.Query().Get("seconds")
+	if v == "" {
+		return def, nil
 	}
-	return time.Duration(secs*float64(time.Second)) + margin
+	s, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(s > 0 && s < maxURLSeconds) {
+		return 0, fmt.Errorf("URL %s: seconds=%q is not a positive number of seconds below %.0f", u.Redacted(), v, float64(maxURLSeconds))
+	}
+	return time.Duration(s * float64(time.Second)), nil
 }
 
 // ReadProfileWith reads a pprof CPU profile from a file or an http(s) URL
-// (given [URLTimeout]), decompressing it within o.MaxBytes, and stops when ctx
+// (given its [URLSeconds] and o.URLMargin), decompressing it within o.MaxBytes, and stops when ctx
 // is done. It returns an error wrapping [report.ErrNotCPU] for another kind of
 // profile, [bounded.ErrTooLarge] past the limit, and [report.ErrBadValues] for
 // values no CPU profile has (see [report.CheckValues]).
@@ -98,12 +114,17 @@ func ReadProfileWith(ctx context.Context, hc *http.Client, where string, o ReadO
 	return p, nil
 }
 
-// errURLTimeout is the cause of a profile URL's context past URLTimeout.
+// errURLTimeout is the cause of a profile URL's context past its time.
 var errURLTimeout = errors.New("profile URL timeout")
 
-// readURL reads the decompressed body of a profile URL within URLTimeout.
+// readURL reads the decompressed body of a profile URL within its
+// URLSeconds and o.URLMargin.
 func readURL(ctx context.Context, hc *http.Client, u *url.URL, o ReadOptions, what string) ([]byte, error) {
-	timeout := URLTimeout(u, o.URLMargin)
+	secs, err := URLSeconds(u, DefaultProfileDuration)
+	if err != nil {
+		return nil, fmt.Errorf("reading profile: %w", err)
+	}
+	timeout := secs + o.URLMargin
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errURLTimeout)
 	defer cancel()
 	timedOut := func(err error) error {

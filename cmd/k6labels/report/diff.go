@@ -95,6 +95,11 @@ type Diff struct {
 
 	values []map[string]string // labelValues of each row, made once (rowValues)
 	refs   map[int]bool        // the rows of the reference grouping (isReference)
+	// byValues holds the eligible rows by their label values joined
+	// (valuesKey) over the labels named by the map's key (eligibleBy).
+	byValues map[string]map[string][]int
+	pairs    map[string]map[string][]int // scenario × name rows by label and value (pairsWith)
+	leave    *stats.LeaveOut             // the eligible rows' changes, for factorFor
 }
 
 // A DiffRow is one row of both reports, matched by its key.
@@ -339,26 +344,22 @@ func (d *Diff) stats(cv float64) {
 			d.eligible = append(d.eligible, i)
 		}
 	}
-	estimate := func(skip int) float64 {
-		var x, v []float64
-		for _, j := range d.eligible {
-			if j != skip {
-				x, v = append(x, d.stat[j].l), append(v, d.stat[j].a)
-			}
-		}
-		e := stats.ExcessVariance(x, v)
+	estimate := func(e stats.Excess) float64 {
 		if e.Warning != "" {
 			return floor
 		}
 		return max(floor, e.Tau2)
 	}
-	d.tau2 = estimate(-1)
+	x, v := make([]float64, len(d.eligible)), make([]float64, len(d.eligible))
+	for k, j := range d.eligible {
+		x[k], v[k] = d.stat[j].l, d.stat[j].a
+	}
+	d.tau2 = estimate(stats.ExcessVariance(x, v))
 	for i := range d.stat {
-		if d.stat[i].elig {
-			d.stat[i].tau2 = estimate(i)
-		} else {
-			d.stat[i].tau2 = d.tau2
-		}
+		d.stat[i].tau2 = d.tau2
+	}
+	for k, e := range stats.ExcessVarianceLeaveOneOut(x, v) {
+		d.stat[d.eligible[k]].tau2 = estimate(e)
 	}
 	d.RunSpread = math.Sqrt(d.tau2 / 2)
 }
@@ -403,61 +404,117 @@ func (d *Diff) isReference(i int) bool {
 	return d.refs[i]
 }
 
-// overlaps returns the reference rows whose requests may be among row i's:
-// the row itself, or those whose labels agree with it where both have the
-// label; a scenario row overlaps the name rows its scenario × name rows
-// name (all of them without scenario × name rows).
-func (d *Diff) overlaps(i int) map[int]bool {
-	out := map[int]bool{}
-	for _, j := range d.eligible {
-		if j == i {
-			out[j] = true
-		}
+// overlaps returns the eligible reference rows whose requests may be
+// among row i's: the row itself, or those whose labels agree with it where
+// both have the label; a scenario row overlaps the name rows its scenario
+// × name rows name (all of them without scenario × name rows).
+func (d *Diff) overlaps(i int) []int {
+	if d.stat[i].elig {
+		return []int{i}
 	}
-	if d.stat[i].elig || d.isReference(i) {
-		return out
+	if d.isReference(i) || len(d.eligible) == 0 {
+		return nil
 	}
 	vi := d.rowValues(i)
-	_, hasName := vi[LabelName]
-	var pairs []map[string]string
-	if !hasName {
-		for k := range d.Rows {
-			if slices.Equal(d.Rows[k].By, ByScenarioName) {
-				pairs = append(pairs, d.rowValues(k))
-			}
+	ref := d.Rows[d.eligible[0]].By
+	var common []string
+	for _, label := range ref {
+		if _, ok := vi[label]; ok {
+			common = append(common, label)
 		}
 	}
-	for _, j := range d.eligible {
-		vj := d.rowValues(j)
-		agree, common := true, 0
-		for label, v := range vi {
-			if w, ok := vj[label]; ok {
-				common++
-				agree = agree && v == w
-			}
-		}
-		if common == 0 && len(pairs) > 0 {
-			// A scenario row and a name row: overlapping when a scenario ×
-			// name row holds both.
-			agree = slices.ContainsFunc(pairs, func(p map[string]string) bool {
-				for label, v := range vi {
-					if p[label] != v {
-						return false
-					}
-				}
-				for label, v := range vj {
-					if p[label] != v {
-						return false
-					}
-				}
-				return true
-			})
-		}
-		if agree {
-			out[j] = true
+	if len(common) > 0 {
+		return d.eligibleBy(common)[valuesKey(vi, common)]
+	}
+	_, hasName := vi[LabelName]
+	if hasName || !slices.ContainsFunc(d.Rows, func(r DiffRow) bool { return slices.Equal(r.By, ByScenarioName) }) {
+		return slices.Clone(d.eligible)
+	}
+	// A scenario row and name rows: overlapping when a scenario × name
+	// row holds both.
+	var out []int
+	seen := map[string]bool{}
+	for _, k := range d.pairsWith(vi) {
+		key := valuesKey(d.rowValues(k), ref)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, d.eligibleBy(ref)[key]...)
 		}
 	}
 	return out
+}
+
+// valuesKey joins the values of labels in m ("" where m has none).
+func valuesKey(m map[string]string, labels []string) string {
+	var b strings.Builder
+	for _, label := range labels {
+		b.WriteString(m[label])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// eligibleBy returns the eligible rows by their valuesKey over labels,
+// made once per set of labels.
+func (d *Diff) eligibleBy(labels []string) map[string][]int {
+	name := strings.Join(labels, "\x00")
+	if d.byValues == nil {
+		d.byValues = map[string]map[string][]int{}
+	}
+	m, ok := d.byValues[name]
+	if !ok {
+		m = map[string][]int{}
+		for _, j := range d.eligible {
+			k := valuesKey(d.rowValues(j), labels)
+			m[k] = append(m[k], j)
+		}
+		d.byValues[name] = m
+	}
+	return m
+}
+
+// pairsWith returns, in row order, the scenario × name rows whose label
+// values include all of values.
+func (d *Diff) pairsWith(values map[string]string) []int {
+	if d.pairs == nil {
+		d.pairs = map[string]map[string][]int{}
+		for k := range d.Rows {
+			if !slices.Equal(d.Rows[k].By, ByScenarioName) {
+				continue
+			}
+			for label, v := range d.rowValues(k) {
+				if d.pairs[label] == nil {
+					d.pairs[label] = map[string][]int{}
+				}
+				d.pairs[label][v] = append(d.pairs[label][v], k)
+			}
+		}
+	}
+	var rows []int
+	for k := range d.Rows {
+		rows = append(rows, k) // without values: every scenario × name row
+	}
+	for label, v := range values {
+		rows = d.pairs[label][v] // any one label's rows hold the rest, if any
+		break
+	}
+	var out []int
+	for _, k := range rows {
+		if pv := d.rowValues(k); slices.Equal(d.Rows[k].By, ByScenarioName) && holdsAll(pv, values) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// holdsAll tells whether m has every label value of values.
+func holdsAll(m, values map[string]string) bool {
+	for label, v := range values {
+		if m[label] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // A factor is the machine-speed factor one row is divided by: its log and
@@ -520,15 +577,9 @@ func (d *Diff) speed(method string) error {
 // overlap row i; from all of them when too few remain (the variance then
 // overstates, as the row and the factor share samples).
 func (d *Diff) factorFor(i int) factor {
-	skip := map[int]bool{}
+	var skip []int
 	if i >= 0 {
 		skip = d.overlaps(i)
-	}
-	var others []int
-	for _, j := range d.eligible {
-		if !skip[j] {
-			others = append(others, j)
-		}
 	}
 	switch d.method {
 	case "median", "uniform":
@@ -536,31 +587,31 @@ func (d *Diff) factorFor(i int) factor {
 		if d.method == "median" {
 			need = minMedianRows - 1
 		}
-		if len(others) < need {
-			others = d.eligible
+		if d.leave == nil {
+			x, v, a := make([]float64, len(d.eligible)), make([]float64, len(d.eligible)), make([]float64, len(d.eligible))
+			for k, j := range d.eligible {
+				x[k], v[k], a[k] = d.stat[j].l, d.stat[j].a+d.tau2, d.stat[j].a
+			}
+			d.leave = stats.NewLeaveOut(x, v, a)
 		}
-		ls := make([]float64, len(others))
-		vs := make([]float64, len(others))
-		for k, j := range others {
-			ls[k], vs[k] = d.stat[j].l, d.stat[j].a+d.tau2
+		pos := make([]int, len(skip))
+		for k, j := range skip {
+			pos[k], _ = slices.BinarySearch(d.eligible, j)
 		}
-		var w []float64
+		if len(d.eligible)-len(pos) < need {
+			pos = nil
+		}
+		var e stats.Estimate
 		if d.method == "median" {
-			w = stats.NearMedianWeights(ls, vs)
+			e = d.leave.NearMedian(pos)
 		} else {
-			w = stats.PrecisionWeights(vs)
+			e = d.leave.Precision(pos)
 		}
-		var f factor
-		for k, j := range others {
-			f.log += w[k] * ls[k]
-			f.a += w[k] * w[k] * d.stat[j].a
-			f.b += w[k] * w[k] * d.tau2
-		}
-		return f
+		return factor{log: e.Mean, a: e.Part, b: e.SumW2 * d.tau2}
 	case "total":
 		k1, k2 := d.Before.K6.Samples, d.After.K6.Samples
 		n1, n2 := d.Before.Requests, d.After.Requests
-		for j := range skip {
+		for _, j := range skip {
 			k1, k2 = k1-d.Rows[j].Before.Samples, k2-d.Rows[j].After.Samples
 			n1, n2 = n1-d.Rows[j].Before.Requests, n2-d.Rows[j].After.Requests
 		}
@@ -861,8 +912,8 @@ func (d *Diff) TestableAfter(dr *DiffRow) string {
 	if d.RankTest {
 		return fmt.Sprintf("about %d runs per side would make it testable (%d and %d now)", dr.RunsNeeded, d.Runs[0], d.Runs[1])
 	}
-	if math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer) {
-		return fmt.Sprintf("no run length is enough: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", 100*d.RunSpread, Change(dr.atLength))
+	if d.NoLength(dr) {
+		return d.noLengthText("", Change(dr.atLength))
 	}
 	f := dr.Longer
 	s := fmt.Sprintf("runs %.1f× as long would make it testable", f)
@@ -874,6 +925,48 @@ func (d *Diff) TestableAfter(dr *DiffRow) string {
 		s += ")"
 	}
 	return s
+}
+
+// NoLength tells whether no run length would make dr testable (without
+// the rank test): what [Diff.NoLengthEnough] says of it.
+func (d *Diff) NoLength(dr *DiffRow) bool {
+	return !d.RankTest && (math.IsInf(dr.Longer, 1) || math.IsNaN(dr.Longer))
+}
+
+// noLengthText says that no run length is enough for rows ("": the row at
+// hand), whose changes seen at best with runs of any length are best.
+func (d *Diff) noLengthText(rows, best string) string {
+	return fmt.Sprintf("no run length is enough%s: with the between-run spread (σ %.1f%% per run) alone the test sees %s at best; compare several runs per side, or measure σ on a quieter machine and pass it as --run-sd", rows, 100*d.RunSpread, best)
+}
+
+// NoLengthEnough says once, for those of rows no run length would make
+// testable, that none would: for all of rows, or naming the first five of
+// them; "" for none. [Diff.TestableAfter] says it of one row.
+func (d *Diff) NoLengthEnough(rows []DiffRow) string {
+	var names []string
+	n, lo, hi := 0, math.Inf(1), math.Inf(-1)
+	for i := range rows {
+		if !d.NoLength(&rows[i]) {
+			continue
+		}
+		if n++; n <= 5 {
+			names = append(names, strings.Join(rows[i].By, ",")+"="+rows[i].Key)
+		}
+		lo, hi = min(lo, rows[i].atLength), max(hi, rows[i].atLength)
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == len(rows) && n > 1:
+		names = []string{fmt.Sprintf("all %d rows", n)}
+	case n > 5:
+		names = append(names, fmt.Sprintf("%d more rows", n-5))
+	}
+	best := Change(lo)
+	if Change(hi) != best {
+		best += " to " + Change(hi)
+	}
+	return d.noLengthText(" for "+strings.Join(names, ", "), best)
 }
 
 // reference returns the indexes of the rows the machine speed is estimated
@@ -904,26 +997,10 @@ func (d *Diff) mixExplains(i int, l, v, level float64) bool {
 	if !d.PerRequest || !(slices.Equal(dr.By, ByName) || slices.Equal(dr.By, ByScenario)) {
 		return false
 	}
-	own := d.labelValues(dr)
-	holds := func(pr *DiffRow) bool {
-		if !slices.Equal(pr.By, ByScenarioName) {
-			return false
-		}
-		pv := d.labelValues(pr)
-		for label, v := range own {
-			if pv[label] != v {
-				return false
-			}
-		}
-		return true
-	}
 	var k1, n1, n2, expect float64
 	found := 0
-	for j := range d.Rows {
+	for _, j := range d.pairsWith(d.rowValues(i)) {
 		pr := &d.Rows[j]
-		if !holds(pr) {
-			continue
-		}
 		if pr.Before == nil || pr.Before.Requests == 0 {
 			if pr.After != nil && pr.After.Requests > 0 {
 				return false // a scenario new to this name: its cost is unknown

@@ -137,6 +137,19 @@ func Mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
+// MeanVariance returns the mean of x and its sample variance (n − 1 in
+// the denominator): 0 and 0 without values, the variance 0 with one.
+func MeanVariance(x []float64) (mean, variance float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	mean = Mean(x)
+	if len(x) > 1 {
+		variance = SumSquares(x) / float64(len(x)-1)
+	}
+	return mean, variance
+}
+
 // SumSquares returns Σ (x − mean x)².
 func SumSquares(x []float64) float64 {
 	m := Mean(x)

@@ -84,6 +84,23 @@ func Median(x []float64) []float64 {
 	return w
 }
 
+// MedianOf returns the median of x: the middle element, or the mean of
+// the two middle ones; 0 without values.
+func MedianOf(x []float64) float64 {
+	var m float64
+	for i, w := range Median(x) {
+		m += w * x[i]
+	}
+	return m
+}
+
+// NearestRank returns the nearest-rank q-quantile (0 < q ≤ 1) of sorted,
+// which holds one value or more in ascending order.
+func NearestRank(sorted []float64, q float64) float64 {
+	i := int(q*float64(len(sorted))+0.999999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
 // ChiSquareUpper returns P(X ≥ q) for X chi-squared with k degrees of
 // freedom, by the Wilson–Hilferty cube-root approximation (within 0.005 of
 // the exact tail from k = 1 on at the 5% point).
@@ -111,20 +128,12 @@ func ExcessVariance(x, v []float64) Excess {
 	if len(x) < 4 {
 		return Excess{Warning: tooFew}
 	}
-	center := func(y []float64) float64 {
-		w := Median(y)
-		var c float64
-		for i := range y {
-			c += w[i] * y[i]
-		}
-		return c
-	}
-	c := center(x)
+	c := MedianOf(x)
 	dev := make([]float64, len(x))
 	for i := range x {
 		dev[i] = math.Abs(x[i] - c)
 	}
-	limit := 3.5 * 1.4826 * center(dev)
+	limit := 3.5 * 1.4826 * MedianOf(dev)
 	var sw, sw2, swx float64
 	n := 0
 	for i := range x {

@@ -42,3 +42,43 @@ func TestExcessVariance(t *testing.T) {
 		t.Errorf("spread rows: %+v, want τ² ≥ 0.01 from 7 rows", e)
 	}
 }
+
+// TestMedianOf: the middle value, the mean of the two middle ones, 0
+// without values; the input's order does not matter.
+func TestMedianOf(t *testing.T) {
+	for _, c := range []struct {
+		x    []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := MedianOf(c.x); got != c.want {
+			t.Errorf("MedianOf(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}
+
+// TestMeanVariance: the sample variance divides by n − 1; no values give
+// 0 and 0, one value a variance of 0.
+func TestMeanVariance(t *testing.T) {
+	for _, c := range []struct {
+		x       []float64
+		m, want float64
+	}{{nil, 0, 0}, {[]float64{2}, 2, 0}, {[]float64{1, 2, 3, 6}, 3, 14. / 3}} {
+		if m, v := MeanVariance(c.x); m != c.m || math.Abs(v-c.want) > 1e-15 {
+			t.Errorf("MeanVariance(%v) = %v, %v; want %v, %v", c.x, m, v, c.m, c.want)
+		}
+	}
+}
+
+// TestNearestRank: the smallest value with at least a q share of the
+// values at or below it.
+func TestNearestRank(t *testing.T) {
+	s := []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}
+	for q, want := range map[float64]float64{0.5: 50, 0.95: 100, 0.99: 100, 0.1: 10, 0.11: 20, 0.001: 10} {
+		if got := NearestRank(s, q); got != want {
+			t.Errorf("NearestRank(%v) = %v, want %v", q, got, want)
+		}
+	}
+	if got := NearestRank([]float64{7}, 0.99); got != 7 {
+		t.Errorf("NearestRank of one value = %v, want 7", got)
+	}
+}

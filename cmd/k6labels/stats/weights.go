@@ -8,14 +8,11 @@ import "math"
 // the rows within 3 of their own standard errors of it.
 func NearMedianWeights(x, v []float64) []float64 {
 	w := Median(x)
-	var m float64
-	for j := range x {
-		m += w[j] * x[j]
-	}
+	m := MedianOf(x)
 	out := make([]float64, len(x))
 	var sum float64
 	for j := range x {
-		if math.Abs(x[j]-m) <= 3*math.Sqrt(v[j]) || w[j] > 0 {
+		if nearMedian(x[j], v[j], m) || w[j] > 0 {
 			out[j] = 1 / v[j]
 			sum += out[j]
 		}
@@ -24,6 +21,12 @@ func NearMedianWeights(x, v []float64) []float64 {
 		out[j] /= sum
 	}
 	return out
+}
+
+// nearMedian tells whether x (variance v) is within 3 of its standard
+// errors of the median m.
+func nearMedian(x, v, m float64) bool {
+	return math.Abs(x-m) <= 3*math.Sqrt(v)
 }
 
 // PrecisionWeights returns weights proportional to 1/v, summing to 1.

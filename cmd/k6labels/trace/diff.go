@@ -13,6 +13,7 @@ import (
 	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 )
 
 // MinRequests is the fewest requests per side for which a row's change is
@@ -101,7 +102,7 @@ func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, al
 		}
 	}
 	slices.Sort(d.Only)
-	d.Z = normalQuantile(1 - alpha/(2*float64(max(len(pairs), 1))))
+	d.Z = stats.NormalQuantile(1 - alpha/(2*float64(max(len(pairs), 1))))
 	for _, p := range pairs {
 		_, name, _ := strings.Cut(key(p.a), "\x00")
 		row := DiffRow{Grouping: p.a.Grouping, Key: name, Before: p.b.Requests, After: p.a.Requests}
@@ -130,9 +131,9 @@ func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, al
 // change returns the change of the mean of after over before, with the
 // delta-method interval of the log ratio at quantile z.
 func change(before, after []float64, z float64) Change {
-	mb, vb := meanVar(before)
-	ma, va := meanVar(after)
-	c := Change{BeforeMean: mb, AfterMean: ma, BeforeMedian: median(before), AfterMedian: median(after)}
+	mb, vb := stats.MeanVariance(before)
+	ma, va := stats.MeanVariance(after)
+	c := Change{BeforeMean: mb, AfterMean: ma, BeforeMedian: stats.MedianOf(before), AfterMedian: stats.MedianOf(after)}
 	if mb <= 0 || ma <= 0 || len(before) < 2 || len(after) < 2 {
 		c.Change, c.Low, c.High = math.NaN(), math.NaN(), math.NaN()
 		return c
@@ -142,35 +143,6 @@ func change(before, after []float64, z float64) Change {
 	c.Change = ma/mb - 1
 	c.Low, c.High = math.Exp(lr-z*se)-1, math.Exp(lr+z*se)-1
 	return c
-}
-
-func meanVar(xs []float64) (m, v float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	if len(xs) > 1 {
-		v /= float64(len(xs) - 1)
-	}
-	return m, v
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // grown returns the blocking stacks whose blocked time per request grew
@@ -193,7 +165,6 @@ func grown(b, a *Row, top int) []StackTime {
 }
 
 // normalQuantile returns the p-quantile of the standard normal distribution.
-func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
 func pct(x float64) string {
 	if math.IsNaN(x) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 )
 
 // Metric is one measure of a request.
@@ -160,19 +161,8 @@ func summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{}
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	var sum float64
-	for _, x := range s {
-		sum += x
-	}
-	return Summary{Mean: sum / float64(len(s)), P50: rank(s, 0.50), P95: rank(s, 0.95), P99: rank(s, 0.99)}
-}
-
-// rank returns the nearest-rank q-quantile of sorted s.
-func rank(s []float64, q float64) float64 {
-	i := int(q*float64(len(s))+0.999999999) - 1
-	return s[max(0, min(i, len(s)-1))]
+	s := slices.Sorted(slices.Values(xs))
+	return Summary{Mean: stats.Mean(s), P50: stats.NearestRank(s, 0.50), P95: stats.NearestRank(s, 0.95), P99: stats.NearestRank(s, 0.99)}
 }
 
 // KeepRun keeps only the requests, cut requests and blocking stacks of the
