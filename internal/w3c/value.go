@@ -71,10 +71,11 @@ func appendClean(dst []byte, s string, limit int) ([]byte, int) {
 	return dst[:len(dst)+w], used
 }
 
-// appendCleanRaw is appendClean without the percent-decoding: a '%' is
-// kept as it is. The pieces between '%'s decode to themselves, and no
-// character spans a '%'.
-func appendCleanRaw(dst []byte, s string, limit int) []byte {
+// cleanRaw returns what appendClean appends to nil, without the
+// percent-decoding: a '%' is kept as it is. The pieces between '%'s
+// decode to themselves, and no character spans a '%'.
+func cleanRaw(s string, limit int) []byte {
+	var dst []byte
 	for {
 		piece, rest, found := strings.Cut(s, "%")
 		var used int
@@ -159,7 +160,9 @@ func CleanValue(s string, maxBytes int) string {
 	if IsPlain(s) {
 		return s[:min(len(s), maxBytes)]
 	}
-	return string(appendCleanRaw(nil, s, min(maxBytes, utf8.UTFMax*len(s))))
+	// Every byte makes at least one: the first maxBytes+3 suffice.
+	s = s[:min(len(s), maxBytes+utf8.UTFMax-1)]
+	return string(cleanRaw(s, min(maxBytes, utf8.UTFMax*len(s))))
 }
 
 // Arena sizes: MaxValueBytes is the largest maxBytes an Arena decodes;
