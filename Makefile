@@ -98,7 +98,7 @@ CRAFTED_N ?= 2000
 bench-crafted:
 	@command -v valgrind >/dev/null || { echo "bench-crafted needs valgrind (Debian: apt-get install valgrind)"; exit 1; }
 	@set -e; d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; go test -c -o "$$d/k6labels.test" .; \
-	count() { GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+	count() { GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
 		"$$d/k6labels.test" -test.run '^$$' -test.bench "Crafted/header=$$1\$$" -test.benchtime "$$2x" 2>&1 | \
 		awk '/I *refs/ { gsub(",", "", $$NF); print $$NF }'; }; \
 	for h in $$(sed -n 's/^\t\t{"\([A-Za-z0-9]*\)", \(true\|false\),.*/\1/p' crafted_test.go); do \

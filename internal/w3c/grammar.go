@@ -18,6 +18,7 @@ const (
 	tokenChar    = 1 << iota // RFC 7230 tchar: "!#$%&'*+-.^_`|~", DIGIT, ALPHA
 	baggageOctet             // baggage-octet
 	nameByte                 // of a pprof label name Pyroscope accepts: [a-zA-Z0-9_]
+	hexByte                  // a hex digit: [0-9a-fA-F], its value in the high four bits
 )
 
 // tchars are the RFC 7230 tchar bytes that are neither digits nor letters.
@@ -30,6 +31,12 @@ var grammar = func() (t [256]uint8) {
 			t[c] |= tokenChar | nameByte
 		case c == '_':
 			t[c] |= nameByte
+		}
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] |= hexByte | uint8(c-'0')<<4
+		case 'a' <= c|0x20 && c|0x20 <= 'f': // c|0x20 is c in lower case
+			t[c] |= hexByte | uint8(c|0x20-'a'+10)<<4
 		}
 		if strings.IndexByte(tchars, byte(c)) >= 0 {
 			t[c] |= tokenChar

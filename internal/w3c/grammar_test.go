@@ -41,9 +41,12 @@ func TestGrammarTable(t *testing.T) {
 		if isHex(b) != (err == nil) {
 			t.Errorf("isHex(%q) = %v", b, isHex(b))
 		}
-		if err == nil {
-			if v, _ := strconv.ParseUint(string(b), 16, 8); unhex(b) != byte(v) {
-				t.Errorf("unhex(%q) = %d, want %d", b, unhex(b), v)
+		if v, err := strconv.ParseUint(string(b), 16, 8); err == nil {
+			if d, _ := decodeAt("%0"+string(b), 0); d != byte(v) {
+				t.Errorf("decodeAt(%%0%c) = %#x, want %#x", b, d, v)
+			}
+			if d, _ := decodeAt("%"+string(b)+"0", 0); d != byte(v)<<4 {
+				t.Errorf("decodeAt(%%%c0) = %#x, want %#x", b, d, byte(v)<<4)
 			}
 		}
 	}
@@ -60,7 +63,8 @@ func TestAppendEncoded(t *testing.T) {
 	if !IsValue(enc) {
 		t.Fatalf("AppendEncoded gave %q: not a value", enc)
 	}
-	if got := unescape(nil, enc, len(enc)); string(got) != string(all) {
+	got := make([]byte, len(enc))
+	if got = got[:unescape(got, enc)]; string(got) != string(all) {
 		t.Fatalf("AppendEncoded, decoded: % x", got)
 	}
 }

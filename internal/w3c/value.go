@@ -1,6 +1,8 @@
 package w3c
 
 import (
+	"slices"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -16,34 +18,31 @@ func IsPlain(s string) bool {
 	return true
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
+// isHex reports whether c is a hex digit.
+func isHex(c byte) bool { return grammar[c]&hexByte != 0 }
 
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
-
-// unescape appends to dst the first n bytes that percent-decoding raw
-// makes (all of them if fewer). An escape is '%' and two hex digits; any
-// other '%' is kept as written: k6 sends raw URLs, where a bare '%' is more
-// likely text than a broken escape. This is the one percent-decoder.
-func unescape(dst []byte, raw string, n int) []byte {
-	for i := 0; i < len(raw) && n > 0; i, n = i+1, n-1 {
-		c := raw[i]
-		if c == '%' && i+2 < len(raw) && isHex(raw[i+1]) && isHex(raw[i+2]) {
-			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
-			i += 2
+// decodeAt returns the byte that raw's escape or byte at i makes, and the
+// index after it. An escape is '%' and two hex digits (grammar holds their
+// values); any other '%' is kept as written: k6 sends raw URLs, where a
+// bare '%' is more likely text than a broken escape. The one decoder.
+func decodeAt(raw string, i int) (byte, int) {
+	c := raw[i]
+	if c == '%' && i < len(raw)-2 {
+		if hi, lo := grammar[raw[i+1]], grammar[raw[i+2]]; hi&lo&hexByte != 0 {
+			return hi&0xf0 | lo>>4, i + 3
 		}
-		dst = append(dst, c)
 	}
-	return dst
+	return c, i + 1
+}
+
+// unescape writes into out the first len(out) bytes that percent-decoding
+// raw makes (all of them if fewer), and returns how many it wrote.
+func unescape(out []byte, raw string) int {
+	n := 0
+	for i := 0; i < len(raw) && n < len(out); n++ {
+		out[n], i = decodeAt(raw, i)
+	}
+	return n
 }
 
 // DecodeValue percent-decodes s (see unescape). Each byte of the result
@@ -53,37 +52,105 @@ func DecodeValue(s string) string {
 	if IsPlain(s) {
 		return s
 	}
-	b := unescape(make([]byte, 0, len(s)), s, len(s))
+	b := make([]byte, len(s))
+	b = b[:unescape(b, s)]
 	if utf8.Valid(b) {
 		return string(b)
 	}
 	return string([]rune(string(b)))
 }
 
-// appendClean appends to dst the longest prefix of b's characters that
-// fits in dst's first limit bytes, each invalid byte and each control
-// character (C0, DEL, C1) written as U+FFFD.
-func appendClean(dst, b []byte, limit int) []byte {
-	for i := 0; i < len(b); {
-		c := b[i]
+// appendClean appends to dst the longest prefix of the characters that
+// percent-decoding s makes that fits in dst's first limit bytes, each
+// invalid byte and each control character (C0, DEL, C1) written as
+// U+FFFD, and returns it with the length of s it used. It reads s once,
+// and no further than the cut.
+func appendClean(dst []byte, s string, limit int) ([]byte, int) {
+	dst = slices.Grow(dst, limit-len(dst))
+	w, used := clean(dst[len(dst):limit], s)
+	return dst[:len(dst)+w], used
+}
+
+// cleanRaw returns what appendClean appends to nil, without the
+// percent-decoding: a '%' is kept as it is. The pieces between '%'s
+// decode to themselves, and no character spans a '%'.
+func cleanRaw(s string, limit int) []byte {
+	var dst []byte
+	for {
+		piece, rest, found := strings.Cut(s, "%")
+		var used int
+		dst, used = appendClean(dst, piece, limit)
+		if !found || used < len(piece) || len(dst) == limit {
+			return dst
+		}
+		dst, s = append(dst, '%'), rest
+	}
+}
+
+// clean writes into out what appendClean appends, and returns its length
+// and the length of s it used.
+func clean(out []byte, s string) (w, i int) {
+	for i < len(s) {
+		c, end := decodeAt(s, i)
 		if 0x20 <= c && c < 0x7f { // printable ASCII
-			if len(dst) == limit {
+			if w == len(out) {
 				break
 			}
-			dst, i = append(dst, c), i+1
+			out[w], w, i = c, w+1, end
 			continue
 		}
-		r, size := utf8.DecodeRune(b[i:])
-		char := b[i : i+size]
-		if r < 0x20 || 0x7f <= r && r < 0xa0 || r == utf8.RuneError {
-			char = []byte("\uFFFD")
+		// A character of size bytes, c and c1 to c3, that ends at end (as
+		// utf8.DecodeRune reads it), or a byte replaced (size 0).
+		size := 0
+		var c1, c2, c3 byte
+		if 0xc2 <= c && c <= 0xf4 && end < len(s) {
+			if c1, end = decodeAt(s, end); c1^0x80 < 0x40 { // a continuation byte
+				switch {
+				case c < 0xe0:
+					if c != 0xc2 || c1 >= 0xa0 { // not a C1 control
+						size = 2
+					}
+				case c == 0xe0 && c1 < 0xa0, c == 0xf0 && c1 < 0x90: // overlong
+				case c == 0xed && c1 > 0x9f: // a surrogate
+				case c == 0xf4 && c1 > 0x8f: // past U+10FFFF
+				case end < len(s):
+					if c2, end = decodeAt(s, end); c2^0x80 < 0x40 {
+						if c < 0xf0 {
+							size = 3
+						} else if end < len(s) {
+							if c3, end = decodeAt(s, end); c3^0x80 < 0x40 {
+								size = 4
+							}
+						}
+					}
+				}
+			}
 		}
-		if len(dst)+len(char) > limit {
-			break
+		switch {
+		case size == 0: // U+FFFD
+			if len(out)-w < 3 {
+				return w, i
+			}
+			out[w], out[w+1], out[w+2] = 0xef, 0xbf, 0xbd
+			w += 3
+			if c == 0xc2 && c1^0x80 < 0x40 {
+				i = end // a C1 control, replaced whole
+			} else {
+				_, i = decodeAt(s, i) // an invalid byte, replaced alone
+			}
+			continue
+		case len(out)-w < size:
+			return w, i
+		case size == 2:
+			out[w], out[w+1] = c, c1
+		case size == 3:
+			out[w], out[w+1], out[w+2] = c, c1, c2
+		default:
+			out[w], out[w+1], out[w+2], out[w+3] = c, c1, c2, c3
 		}
-		dst, i = append(dst, char...), i+size
+		w, i = w+size, end
 	}
-	return dst
+	return w, i
 }
 
 // CleanValue makes s a valid label value: valid UTF-8 without control
@@ -93,7 +160,9 @@ func CleanValue(s string, maxBytes int) string {
 	if IsPlain(s) {
 		return s[:min(len(s), maxBytes)]
 	}
-	return string(appendClean(nil, []byte(s[:min(len(s), maxBytes+utf8.UTFMax-1)]), maxBytes))
+	// Every byte makes at least one: the first maxBytes+3 suffice.
+	s = s[:min(len(s), maxBytes+utf8.UTFMax-1)]
+	return string(cleanRaw(s, min(maxBytes, utf8.UTFMax*len(s))))
 }
 
 // Arena sizes: MaxValueBytes is the largest maxBytes an Arena decodes;
@@ -109,10 +178,9 @@ const (
 // hands out must be copied before the Arena goes; their bytes are never
 // written again. The zero Arena is ready to use.
 type Arena struct {
-	used    int // bytes of store handed out
-	store   [ArenaBytes]byte
-	heap    []byte                                // once store is full: handed out, then room
-	scratch [MaxValueBytes + utf8.UTFMax - 1]byte // a value being decoded
+	used  int // bytes of store handed out
+	store [ArenaBytes]byte
+	heap  []byte // once store is full: handed out, then room
 }
 
 // String returns a copy of b held by a: valid while a is, never written
@@ -127,8 +195,8 @@ func (a *Arena) String(b []byte) string {
 // byte makes at least one byte of the result, so the first maxBytes+3
 // suffice (3: the rest of a character that starts before the cut).
 func (a *Arena) Value(raw string, maxBytes int) string {
-	b := unescape(a.scratch[:0], raw, maxBytes+utf8.UTFMax-1)
-	return a.commit(appendClean(a.reserve(maxBytes), b, maxBytes))
+	b, _ := appendClean(a.reserve(maxBytes), raw, maxBytes)
+	return a.commit(b)
 }
 
 // reserve returns an empty slice with room for n bytes after the bytes

@@ -40,7 +40,7 @@ func cleanRunes(b []byte, maxBytes int) string {
 }
 
 // FuzzCleanValue: cleaning gives what rewriting every rune gives, for
-// bytes known whole (appendClean) and for the start of a longer value
+// bytes known whole (cleanRaw) and for the start of a longer value
 // (CleanValue, which checks only the bytes the cap can keep).
 func FuzzCleanValue(f *testing.F) {
 	for _, s := range []string{"café", "a\x01b", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80\xf0\x9f", "\xed\xa0\x80", "\x80\x80\x80\x80\x80", "é\xf5\x80\x80", "ééééé\xc2\x85éééé", "éééé\xc3", "€€€\xe2\x82", "\xed\xa0\x80€"} {
@@ -52,8 +52,8 @@ func FuzzCleanValue(f *testing.F) {
 		if got := CleanValue(string(b), maxBytes); got != want {
 			t.Fatalf("CleanValue(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
-		if got := string(appendClean(nil, b, maxBytes)); got != want {
-			t.Fatalf("appendClean(%q, %d) = %q, want %q", b, maxBytes, got, want)
+		if got := string(cleanRaw(string(b), maxBytes)); got != want {
+			t.Fatalf("cleanRaw(%q, %d) = %q, want %q", b, maxBytes, got, want)
 		}
 	})
 }
@@ -111,15 +111,16 @@ func randomValue(rng *rand.Rand, n int) string {
 }
 
 // unescape, stopped at any number of bytes, gives the prefix of what
-// decoding every escape in turn gives, after what dst holds.
+// decoding every escape in turn gives, and writes nothing past it.
 func TestUnescape(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 50000 {
 		raw := randomValue(rng, rng.IntN(60))
 		all := decodeAll(raw)
 		n := rng.IntN(len(all) + 3)
-		got := unescape([]byte("x"), raw, n)
-		want := append([]byte("x"), all[:min(len(all), n)]...)
+		out := append(make([]byte, n), "x"...)
+		got := append(out[:unescape(out[:n], raw)], out[n:]...)
+		want := append(all[:min(len(all), n):min(len(all), n)], "x"...)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("unescape(%q, %d) = %q, want %q", raw, n, got, want)
 		}
@@ -134,7 +135,7 @@ func validClean(b []byte) bool {
 
 // keeps reports whether cleaning leaves b as it is.
 func keeps(b []byte) bool {
-	return bytes.Equal(appendClean(nil, b, 4*len(b)), b)
+	return bytes.Equal(cleanRaw(string(b), 4*len(b)), b)
 }
 
 // Cleaning keeps exactly valid UTF-8 without control characters: every
@@ -172,7 +173,7 @@ func TestCleanKeeps(t *testing.T) {
 		}
 		if validClean(text) {
 			for k := range text {
-				if got := appendClean(nil, text, k); !bytes.HasPrefix(text, got) || len(got) < k-3 {
+				if got := cleanRaw(string(text), k); !bytes.HasPrefix(text, got) || len(got) < k-3 {
 					t.Fatalf("clean text % x cut at %d: % x", text, k, got)
 				}
 			}
@@ -210,8 +211,8 @@ func TestCleanRunes(t *testing.T) {
 				full := []byte{byte(c0), byte(c1), c2, c3, 'a'}
 				for size := 1; size <= 5; size++ {
 					b := full[:size]
-					if got, want := string(appendClean(nil, b, 64)), cleanRunes(b, 64); got != want {
-						t.Fatalf("appendClean(% x) = % x, want % x", b, got, want)
+					if got, want := string(cleanRaw(string(b), 64)), cleanRunes(b, 64); got != want {
+						t.Fatalf("cleanRaw(% x) = % x, want % x", b, got, want)
 					}
 				}
 			}
@@ -253,7 +254,7 @@ func TestArena(t *testing.T) {
 }
 
 // An Arena decodes a value at the largest cap, from a longer raw value,
-// without allocating: its scratch holds what Value decodes.
+// without allocating: it decodes into its own store.
 func TestValueAllocs(t *testing.T) {
 	raw := strings.Repeat("%C3%A9", MaxValueBytes)
 	var a Arena
