@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/k6labels/k6labels/internal/labeltable"
+	"github.com/k6labels/k6labels/internal/w3c"
 )
 
 // The shared table through a real server: the net/http handler keeps k6's
@@ -142,6 +143,53 @@ func TestCapModel(t *testing.T) {
 		l := NewLabeler(WithRegistry(NewRegistry(0)), WithMaxLabels(limit))
 		if got := labelsOf(l.Context(t.Context(), []string{strings.Join(members, ",")})); !maps.Equal(got, want) {
 			t.Fatalf("WithMaxLabels(%d), %q: labels %v, want %v", limit, members, got, want)
+		}
+	}
+}
+
+// TestCmpNames checks cmpNames against comparing the built label names, on
+// every pair of keys of up to four bytes after "k6." over an alphabet where
+// '-' and '_' make the same name, and on long keys that differ late.
+func TestCmpNames(t *testing.T) {
+	name := func(k string) string {
+		b := []byte(k[len("k6."):])
+		for i := range b {
+			b[i] = w3c.NameChar(b[i])
+		}
+		return string(b)
+	}
+	var keys []string
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		keys = append(keys, "k6."+prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range "a-_B" {
+			gen(prefix+string(c), n-1)
+		}
+	}
+	gen("", 4)
+	long := strings.Repeat("x", 120)
+	for _, tail := range []string{"a", "b", "-", "_", "a-", "a_", ""} {
+		keys = append(keys, "k6."+long+tail, "k6.-"+long[1:]+tail)
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			if got, want := cmpNames(a, b), strings.Compare(name(a), name(b)); got != want {
+				t.Fatalf("cmpNames(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	for _, a := range keys[:200] {
+		for _, b := range keys[:200] {
+			want := 0
+			for want < len(a) && want < len(b) && a[want] == b[want] {
+				want++
+			}
+			if got := commonPrefix(a, b); got != want {
+				t.Fatalf("commonPrefix(%q, %q) = %d, want %d", a, b, got, want)
+			}
 		}
 	}
 }
