@@ -128,6 +128,11 @@ type Count struct {
 // Plus returns the sum of c and d.
 func (c Count) Plus(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
 
+// Minus returns c less d, each of the two no less than 0.
+func (c Count) Minus(d Count) Count {
+	return Count{max(c.Samples-d.Samples, 0), max(c.CPU-d.CPU, 0)}
+}
+
 // A Source gives the CPU profiles that a report splits. Its methods are
 // called from one goroutine.
 type Source interface {
@@ -371,6 +376,11 @@ type builder struct {
 	scope  []Matcher
 	values map[string][]string
 	done   int
+	// conn: the rows' profiles hold connection goroutines (ConnGoroutine)
+	// that Connections counts, to leave out of each row (splitConn).
+	conn bool
+	// connFetched counts the row profiles fetched only for that.
+	connFetched int
 }
 
 func (b *builder) build(runs []string, totals map[string]Count) error {
@@ -400,6 +410,9 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
+	if b.r.RunID != "" {
+		b.splitConn()
+	}
 	for _, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
 			if err := b.runRows(runs, totals); err != nil {
@@ -414,6 +427,10 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.opts.Progress != nil && b.done > 0 {
 		fmt.Fprintln(b.opts.Progress)
 	}
+	if b.connFetched > 0 {
+		b.r.Notes = append(b.r.Notes, fmt.Sprintf("finding each row's CPU of connection goroutines took one merged-profile query per row (%d): "+
+			"the source splits CPU by label series, which carry no stacks, and its merged profiles carry no labels", b.connFetched))
+	}
 	b.markOverflow()
 	slices.SortStableFunc(b.r.Rows, func(x, y Row) int {
 		return cmp.Or(
@@ -421,7 +438,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
-	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts}
+	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts, conn: b.conn}
 	return nil
 }
 
@@ -431,13 +448,17 @@ func (b *builder) runRows(runs []string, totals map[string]Count) error {
 		if b.r.RunID != "" && id != b.r.RunID {
 			continue // another run: not part of this report
 		}
-		row := Row{By: ByRun, Values: []string{id}, Count: totals[id]}
+		count := totals[id]
+		if id == b.r.RunID && b.conn {
+			count = count.Minus(b.r.Connections)
+		}
+		row := Row{By: ByRun, Values: []string{id}, Count: count}
 		if b.opts.TopEveryRow || b.opts.Profiles {
-			if err := b.fill(&row, runMatchers(id)...); err != nil {
+			if _, err := b.fill(&row, runMatchers(id)...); err != nil {
 				return err
 			}
 			if !b.opts.TopEveryRow {
-				row.Count = totals[id]
+				row.Count = count
 			}
 		}
 		if b.r.HasRequests && id == b.r.RunID {
@@ -486,14 +507,18 @@ func (b *builder) part(row *Row, part Part) error {
 	}
 	row.Count = part.Count
 	listed := (slices.Equal(row.By, ByScenario) && b.opts.Top > 0) || b.opts.TopEveryRow || b.opts.Profiles
-	if !listed || row.Samples == 0 {
+	if (!listed && !b.conn) || row.Samples == 0 {
 		return nil
 	}
+	if !listed {
+		b.connFetched++
+	}
 	count := row.Count
-	if err := b.fill(row, rowMatch(b.scope, row)...); err != nil {
+	conn, err := b.fill(row, rowMatch(b.scope, row)...)
+	if err != nil {
 		return err
 	}
-	row.Count = count
+	row.Count = count.Minus(conn)
 	b.setTop(row)
 	return nil
 }
@@ -600,18 +625,23 @@ func (b *builder) labelled(g Grouping, vals []string) bool {
 }
 
 // fill fetches the row's profile, the samples that match any of the
-// matcher sets, and sets the row's CPU and functions.
-func (b *builder) fill(row *Row, matches ...[]Matcher) error {
+// matcher sets, and sets the row's CPU and functions. With b.conn the
+// samples of connection goroutines are left out; it returns their CPU.
+func (b *builder) fill(row *Row, matches ...[]Matcher) (Count, error) {
 	b.done++
 	if b.opts.Progress != nil {
 		fmt.Fprintf(b.opts.Progress, "\rk6labels: profile %d: %s=%s   ", b.done, row.By, row.Key())
 	}
 	p, err := b.profile(matches...)
 	if err != nil {
-		return err
+		return Count{}, err
+	}
+	var conn Count
+	if b.conn {
+		p, conn = withoutConn(p, b.opts.SamplePeriod)
 	}
 	b.setProfile(row, p)
-	return nil
+	return conn, nil
 }
 
 // setProfile sets the row's profile, and its CPU and functions from it.
