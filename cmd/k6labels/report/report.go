@@ -227,7 +227,10 @@ type Row struct {
 	Top        []Func // functions by self CPU, most first; may be empty
 
 	self map[string]Count // self CPU by function, for the diff
-	prof *profile.Profile // the row's merged profile, for the diff files
+	// queries is a k6_name row's CPU by query string when its labels keep
+	// them (WithQueryStrings); nil otherwise.
+	queries map[string]Count
+	prof    *profile.Profile // the row's merged profile, for the diff files
 }
 
 // Key returns the row's values joined by " ", its name in the text output.
@@ -381,6 +384,9 @@ type builder struct {
 	conn bool
 	// connFetched counts the row profiles fetched only for that.
 	connFetched int
+	// variants are the k6_name labels of each row's value when the labels
+	// keep query strings (foldQueries); nil when they do not.
+	variants map[string][]string
 }
 
 func (b *builder) build(runs []string, totals map[string]Count) error {
@@ -398,6 +404,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			b.values[label] = vs
 		}
 	}
+	b.foldQueries()
 	b.matchRoutes()
 	if err := b.checkNames(); err != nil {
 		return err
@@ -438,7 +445,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
-	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts, conn: b.conn}
+	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts, conn: b.conn, variants: b.variants}
 	return nil
 }
 
@@ -477,6 +484,10 @@ func (b *builder) group(g Grouping) error {
 	if err != nil {
 		return err
 	}
+	parts, byQuery, err := b.foldParts(g, parts)
+	if err != nil {
+		return err
+	}
 	requests, tuples := b.requestsBy(g)
 	for k := range parts {
 		if _, ok := tuples[k]; !ok {
@@ -486,6 +497,9 @@ func (b *builder) group(g Grouping) error {
 	keys := slices.Sorted(maps.Keys(tuples))
 	for _, k := range keys {
 		row := Row{By: g, Values: tuples[k], Requests: requests[k]}
+		if slices.Equal(g, ByName) {
+			row.queries = byQuery[k]
+		}
 		if part, ok := parts[k]; ok {
 			if err := b.part(&row, part); err != nil {
 				return err
@@ -514,7 +528,7 @@ func (b *builder) part(row *Row, part Part) error {
 		b.connFetched++
 	}
 	count := row.Count
-	conn, err := b.fill(row, rowMatch(b.scope, row)...)
+	conn, err := b.fill(row, b.rowMatch(row)...)
 	if err != nil {
 		return err
 	}
@@ -607,7 +621,7 @@ func (b *builder) checkNames() error {
 		names := slices.Sorted(maps.Keys(byName))
 		return fmt.Errorf("%w: k6's results name requests %s, the k6_name labels are %s. "+
 			"k6labels names a request as LabelValue(\"k6.name\", name) does (query string dropped): "+
-			"a service built with WithQueryStrings or WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL); "+
+			"a service built with WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL, labels with query strings by their URL without it); "+
 			"use --by run,scenario to leave out the name rows", ErrNoMatch, show(names), show(labels))
 	}
 	return nil
