@@ -15,6 +15,9 @@ import (
 
 	"github.com/k6labels/k6labels"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyrosource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -36,7 +39,7 @@ func spinFor(d time.Duration) uint64 {
 // /car?id=1 and /car?id=2 apart, while k6's results name both
 // http://host/car (the query string kept aside). In a real profile the
 // k6_name row http://host/car holds every request and the CPU of both
-// labels, with the CPU of each query string kept.
+// labels, read from the profile file and from Pyroscope.
 func TestQueryStringLabels(t *testing.T) {
 	var sink uint64
 	mux := http.NewServeMux()
@@ -82,16 +85,33 @@ func TestQueryStringLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newReport(t, src, readK6(t, k6.String()))
-	row := r.Row(report.ByName, car)
-	if want := byLabel[car+"?id=1"] + byLabel[car+"?id=10"]; row == nil || row.CPU != want || row.Requests != 200 {
-		t.Fatalf("k6_name row %s: %+v; want %v of CPU (its two labels') and 200 requests", car, row, want)
+	// The same profile pushed to Pyroscope: rows from label series, the
+	// name row's functions from the merged profiles of its two labels.
+	pyro := pyroscopetest.NewServer(t, nil)
+	pyro.AddProfile("cars", p)
+	c, err := pyroscope.NewClient(pyro.URL, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(r.Unmatched) != 0 || len(r.RowsBy(report.ByName)) != 1 {
-		t.Errorf("unmatched k6 names %v, name rows %d; want none and one", r.Unmatched, len(r.RowsBy(report.ByName)))
-	}
-	if row := r.Row(report.ByScenarioName, "default", car); row == nil || row.Requests != 200 {
-		t.Errorf("scenario × name row: %+v; want 200 requests", row)
+	now := time.Now()
+	for _, src := range []report.Source{src, pyrosource.New(c, pyro.URL, "cars", now.Add(-time.Minute), now).ForRun("q")} {
+		r, err := report.New(t.Context(), src, report.Options{K6: readK6(t, k6.String()), TopEveryRow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := r.Row(report.ByName, car)
+		if want := byLabel[car+"?id=1"] + byLabel[car+"?id=10"]; row == nil || row.CPU != want || row.Requests != 200 {
+			t.Fatalf("%s: k6_name row %s: %+v; want %v of CPU (its two labels') and 200 requests", src, car, row, want)
+		}
+		if len(r.Unmatched) != 0 || len(r.RowsBy(report.ByName)) != 1 {
+			t.Errorf("%s: unmatched k6 names %v, name rows %d; want none and one", src, r.Unmatched, len(r.RowsBy(report.ByName)))
+		}
+		if row := r.Row(report.ByScenarioName, "default", car); row == nil || row.Requests != 200 {
+			t.Errorf("%s: scenario × name row: %+v; want 200 requests", src, row)
+		}
+		if len(row.Top) == 0 || row.Top[0].Name != "github.com/k6labels/k6labels/cmd/k6labels/report_test.spinFor" {
+			t.Errorf("%s: k6_name row's top functions %+v; want spinFor first, from its labels' profiles", src, row.Top)
+		}
 	}
 	t.Logf("id=1 %v, id=10 %v", byLabel[car+"?id=1"], byLabel[car+"?id=10"])
 }
