@@ -22,7 +22,7 @@ func connNote(c Count) string {
 
 // connRoots are the functions a long-lived connection goroutine starts in
 // (its root frames, the bottom of its stack): a function name, or a prefix
-// ending in "." or "(".
+// ending in ".func" or ")".
 var connRoots = []string{
 	"net/http.(*persistConn).readLoop",
 	"net/http.(*persistConn).writeLoop",
@@ -45,6 +45,19 @@ var connRoots = []string{
 	"github.com/redis/go-redis/v9/internal/pool.(*ConnPool).reaper",
 }
 
+// connExact and connPrefixes are connRoots' names and prefixes.
+var connExact, connPrefixes = func() (map[string]bool, []string) {
+	exact := map[string]bool{}
+	var prefixes []string
+	for _, root := range connRoots {
+		exact[root] = true
+		if strings.HasSuffix(root, ".func") || strings.HasSuffix(root, ")") {
+			prefixes = append(prefixes, root)
+		}
+	}
+	return exact, prefixes
+}()
+
 // rootFrames is how many frames from the bottom of a stack are looked at:
 // the goroutine's entry function, runtime.goexit below it, and one for an
 // inlined or wrapper frame.
@@ -62,8 +75,11 @@ func ConnGoroutine(s *profile.Sample) bool {
 			}
 			seen++
 			name := lines[j].Function.Name
-			for _, root := range connRoots {
-				if name == root || (strings.HasSuffix(root, ".func") || strings.HasSuffix(root, ")")) && strings.HasPrefix(name, root) {
+			if connExact[name] {
+				return true
+			}
+			for _, root := range connPrefixes {
+				if strings.HasPrefix(name, root) {
 					return true
 				}
 			}
