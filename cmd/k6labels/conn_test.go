@@ -29,6 +29,32 @@ import (
 // k6 labels; the report counts them in the row "(connection goroutines
 // started in a request)", in no k6 row, and names the fix.
 func TestConnectionGoroutines(t *testing.T) {
+	run := recordConnRun(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(dir, "cpu.pb.gz")
+	if err := os.WriteFile(cpu, run.profile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k6file := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(k6file, []byte(run.k6), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkConnReport(t, run, "report", "--k6", k6file, "--by", "name", cpu)
+}
+
+// connRun is a recorded run of the plain-client case: its CPU profile,
+// its k6 json results, and the labelled CPU in the connection's loops
+// (conn) and in request work, counted from the profile's stacks.
+type connRun struct {
+	profile    []byte
+	k6         string
+	conn, work time.Duration
+}
+
+// recordConnRun records the run that TestConnectionGoroutines describes;
+// it fails t when the connection's loops burn too little CPU to test.
+func recordConnRun(t *testing.T) connRun {
+	t.Helper()
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 	}))
@@ -109,17 +135,16 @@ func TestConnectionGoroutines(t *testing.T) {
 	if conn < 50*time.Millisecond {
 		t.Fatalf("only %s of labelled CPU in the connection's goroutines: the profile shows nothing to test", conn)
 	}
-	dir := t.TempDir()
-	cpu := filepath.Join(dir, "cpu.pb.gz")
-	if err := os.WriteFile(cpu, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	k6file := filepath.Join(dir, "run.json")
-	if err := os.WriteFile(k6file, []byte(k6.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return connRun{profile: buf.Bytes(), k6: k6.String(), conn: conn, work: work}
+}
 
-	code, out, stderr := runCLI(t, "report", "--k6", k6file, "--by", "name", "--format", "json", cpu)
+// checkConnReport runs the command with args, in json then as text, and
+// checks that the report counts run.conn in the connection goroutines' row,
+// run.work in the k6 rows, and names the fix in a note.
+func checkConnReport(t *testing.T, run connRun, args ...string) {
+	t.Helper()
+	conn, work := run.conn, run.work
+	code, out, stderr := runCLI(t, append([]string{args[0], "--format", "json"}, args[1:]...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -146,7 +171,7 @@ func TestConnectionGoroutines(t *testing.T) {
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "k6labels.NewTransport") }) {
 		t.Errorf("no note names k6labels.NewTransport: %q", rep.Notes)
 	}
-	code, out, _ = runCLI(t, "report", "--k6", k6file, "--by", "name", cpu)
+	code, out, _ = runCLI(t, args...)
 	line := ""
 	for l := range strings.Lines(out) {
 		if strings.HasPrefix(strings.TrimSpace(l), "(connection goroutines started in a request) ") {

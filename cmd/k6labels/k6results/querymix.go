@@ -52,9 +52,9 @@ func (m *QueryMix) add(q string, n int64) {
 	}
 }
 
-// queryOf returns the query string of k6's name tag when the tag is a URL
+// Query returns the query string of k6's name tag when the tag is a URL
 // or a path ("" without one), without its fragment, cut to maxQueryLen.
-func queryOf(tag string) string {
+func Query(tag string) string {
 	i := strings.IndexByte(tag, '?')
 	if i < 0 || strings.Contains(tag[:i], "#") || !(strings.HasPrefix(tag, "/") || strings.Contains(tag[:i], "://")) {
 		return ""
@@ -80,5 +80,5 @@ func (res *Results) addQuery(tag string, n int64) {
 		m = &QueryMix{}
 		res.Queries[name] = m
 	}
-	m.add(queryOf(tag), n)
+	m.add(Query(tag), n)
 }

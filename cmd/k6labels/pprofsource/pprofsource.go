@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -171,58 +170,6 @@ func first(vs []string) string {
 // goroutine; its k6 labels are taken off.
 const connLabel = "k6labels_connection_goroutine"
 
-// connRoots are the functions a long-lived connection goroutine starts in
-// (its root frames, the bottom of its stack): a function name, or a prefix
-// ending in "." or "(".
-var connRoots = []string{
-	"net/http.(*persistConn).readLoop",
-	"net/http.(*persistConn).writeLoop",
-	"net/http.(*http2ClientConn).readLoop",
-	"net/http.(*http2clientConnReadLoop).run",
-	"net/http.(*http2ClientConn).sendPingsLoop", // not in every Go version
-	"golang.org/x/net/http2.(*ClientConn).readLoop",
-	"golang.org/x/net/http2.(*clientConnReadLoop).run",
-	"google.golang.org/grpc/internal/transport.(*http2Client).reader",
-	"google.golang.org/grpc/internal/transport.(*http2Client).keepalive",
-	"google.golang.org/grpc/internal/transport.(*loopyWriter).run",
-	"google.golang.org/grpc/internal/transport.newHTTP2Client.func",
-	"google.golang.org/grpc.(*addrConn).resetTransport",
-	"google.golang.org/grpc.(*ccBalancerWrapper)",
-	"google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run",
-	"database/sql.(*DB).connectionOpener",
-	"database/sql.(*DB).connectionResetter",
-	"database/sql.(*DB).connectionCleaner",
-	"github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck",
-	"github.com/redis/go-redis/v9/internal/pool.(*ConnPool).reaper",
-}
-
-// rootFrames is how many frames from the bottom of a stack are looked at:
-// the goroutine's entry function, runtime.goexit below it, and one for an
-// inlined or wrapper frame.
-const rootFrames = 3
-
-// isConnGoroutine tells whether s is of a goroutine that started in one of
-// connRoots.
-func isConnGoroutine(s *profile.Sample) bool {
-	seen := 0
-	for i := len(s.Location) - 1; i >= 0 && seen < rootFrames; i-- {
-		lines := s.Location[i].Line
-		for j := len(lines) - 1; j >= 0 && seen < rootFrames; j-- {
-			if lines[j].Function == nil {
-				continue
-			}
-			seen++
-			name := lines[j].Function.Name
-			for _, root := range connRoots {
-				if name == root || (strings.HasSuffix(root, ".func") || strings.HasSuffix(root, ")")) && strings.HasPrefix(name, root) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // splitConnGoroutines returns p with the k6 labels taken off the samples of
 // connection goroutines that carry them (marked with connLabel instead);
 // p itself is not changed.
@@ -232,7 +179,7 @@ func splitConnGoroutines(p *profile.Profile) *profile.Profile {
 		if len(s.Label[report.LabelRunID]) == 0 && len(s.Label[report.LabelScenario]) == 0 && len(s.Label[report.LabelName]) == 0 {
 			continue
 		}
-		if !isConnGoroutine(s) {
+		if !report.ConnGoroutine(s) {
 			continue
 		}
 		if out == nil {

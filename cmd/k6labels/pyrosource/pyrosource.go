@@ -1,7 +1,8 @@
 // Package pyrosource is the [report.Source] of a Pyroscope server: one
 // service's CPU profiles in a time window, split by SelectSeries grouped by
-// the k6 labels, with merged profiles (SelectMergeProfile) of the rows
-// whose functions are shown. It also lists the runs and checks uploads.
+// the k6 labels, with merged profiles (SelectMergeProfile), in which the
+// report finds connection goroutines ([report.ConnectionRow]) and the rows'
+// functions. It also lists the runs and checks uploads.
 package pyrosource
 
 import (

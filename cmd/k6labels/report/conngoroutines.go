@@ -2,6 +2,10 @@ package report
 
 import (
 	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // ConnectionRow names the row of the CPU of connection goroutines that a
@@ -14,4 +18,117 @@ const ConnectionRow = "(connection goroutines started in a request)"
 func connNote(c Count) string {
 	return fmt.Sprintf("%s of CPU ran in connection goroutines (net/http, HTTP/2, gRPC or database/sql connection loops) that a labelled request started: they keep its k6 labels for life, but do the work of every request on the connection, so their CPU is counted in the row %s, in no k6 row. "+
 		"To label it right, give the clients the service calls while serving k6 requests k6labels.NewTransport (or k6labels.UnlabelledTransport) as their transport", Secs(c.CPU), ConnectionRow)
+}
+
+// connRoots are the functions a long-lived connection goroutine starts in
+// (its root frames, the bottom of its stack): a function name, or a prefix
+// ending in ".func" or ")".
+var connRoots = []string{
+	"net/http.(*persistConn).readLoop",
+	"net/http.(*persistConn).writeLoop",
+	"net/http.(*http2ClientConn).readLoop",
+	"net/http.(*http2clientConnReadLoop).run",
+	"net/http.(*http2ClientConn).sendPingsLoop", // not in every Go version
+	"golang.org/x/net/http2.(*ClientConn).readLoop",
+	"golang.org/x/net/http2.(*clientConnReadLoop).run",
+	"google.golang.org/grpc/internal/transport.(*http2Client).reader",
+	"google.golang.org/grpc/internal/transport.(*http2Client).keepalive",
+	"google.golang.org/grpc/internal/transport.(*loopyWriter).run",
+	"google.golang.org/grpc/internal/transport.newHTTP2Client.func",
+	"google.golang.org/grpc.(*addrConn).resetTransport",
+	"google.golang.org/grpc.(*ccBalancerWrapper)",
+	"google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run",
+	"database/sql.(*DB).connectionOpener",
+	"database/sql.(*DB).connectionResetter",
+	"database/sql.(*DB).connectionCleaner",
+	"github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck",
+	"github.com/redis/go-redis/v9/internal/pool.(*ConnPool).reaper",
+}
+
+// connExact and connPrefixes are connRoots' names and prefixes.
+var connExact, connPrefixes = func() (map[string]bool, []string) {
+	exact := map[string]bool{}
+	var prefixes []string
+	for _, root := range connRoots {
+		exact[root] = true
+		if strings.HasSuffix(root, ".func") || strings.HasSuffix(root, ")") {
+			prefixes = append(prefixes, root)
+		}
+	}
+	return exact, prefixes
+}()
+
+// rootFrames is how many frames from the bottom of a stack are looked at:
+// the goroutine's entry function, runtime.goexit below it, and one for an
+// inlined or wrapper frame.
+const rootFrames = 3
+
+// ConnGoroutine tells whether s is of a goroutine that started in one of
+// connRoots: a connection goroutine, whatever labels it carries.
+func ConnGoroutine(s *profile.Sample) bool {
+	seen := 0
+	for i := len(s.Location) - 1; i >= 0 && seen < rootFrames; i-- {
+		lines := s.Location[i].Line
+		for j := len(lines) - 1; j >= 0 && seen < rootFrames; j-- {
+			if lines[j].Function == nil {
+				continue
+			}
+			seen++
+			name := lines[j].Function.Name
+			if connExact[name] {
+				return true
+			}
+			for _, root := range connPrefixes {
+				if strings.HasPrefix(name, root) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// splitConn moves the CPU of connection goroutines in the run's merged
+// profile from the run's k6 CPU to Connections, and has each row's left
+// out (b.conn). A pprof source has taken them out of the run already; a
+// Pyroscope one, whose merged profiles carry no labels, has not.
+func (b *builder) splitConn() {
+	rest, conn := withoutConn(b.r.prof, b.opts.SamplePeriod)
+	if conn.CPU == 0 {
+		return
+	}
+	b.conn, b.r.prof = true, rest
+	b.r.Connections = b.r.Connections.Plus(conn)
+	b.r.K6 = b.r.K6.Minus(conn)
+	b.r.Notes = append(b.r.Notes, connNote(b.r.Connections))
+}
+
+// withoutConn returns p without the samples of connection goroutines (p
+// itself when it has none, else a copy sharing p's locations) and their
+// CPU, counted as countProfile does.
+func withoutConn(p *profile.Profile, period time.Duration) (*profile.Profile, Count) {
+	var rest, conn []*profile.Sample
+	for _, s := range p.Sample {
+		if ConnGoroutine(s) {
+			conn = append(conn, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	if len(conn) == 0 {
+		return p, Count{}
+	}
+	n, _ := countProfile(withSamples(p, conn), period)
+	return withSamples(p, rest), n
+}
+
+// withSamples returns a profile of p's header, mappings, locations and
+// functions that holds samples.
+func withSamples(p *profile.Profile, samples []*profile.Sample) *profile.Profile {
+	return &profile.Profile{
+		SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType, Sample: samples,
+		Mapping: p.Mapping, Location: p.Location, Function: p.Function,
+		Comments: p.Comments, DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
+		TimeNanos: p.TimeNanos, DurationNanos: p.DurationNanos, PeriodType: p.PeriodType, Period: p.Period,
+	}
 }

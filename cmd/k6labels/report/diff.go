@@ -997,8 +997,7 @@ func (d *Diff) mixExplains(i int, l, v, level float64) bool {
 	if !d.PerRequest || !(slices.Equal(dr.By, ByName) || slices.Equal(dr.By, ByScenario)) {
 		return false
 	}
-	var k1, n1, n2, expect float64
-	found := 0
+	var parts []mixPart
 	for _, j := range d.pairsWith(d.rowValues(i)) {
 		pr := &d.Rows[j]
 		if pr.Before == nil || pr.Before.Requests == 0 {
@@ -1007,23 +1006,17 @@ func (d *Diff) mixExplains(i int, l, v, level float64) bool {
 			}
 			continue
 		}
-		found++
-		k1 += float64(pr.Before.Samples)
-		n1 += float64(pr.Before.Requests)
+		part := mixPart{samples: float64(pr.Before.Samples), before: float64(pr.Before.Requests)}
 		if pr.After != nil {
-			n2 += float64(pr.After.Requests)
-			expect += float64(pr.Before.Samples) / float64(pr.Before.Requests) * float64(pr.After.Requests)
+			part.after = float64(pr.After.Requests)
 		}
+		parts = append(parts, part)
 	}
-	if found < 2 || k1 == 0 || n2 == 0 || expect == 0 {
-		return false
+	mix, explains, ok := mixShift(parts, l, v, level)
+	if ok {
+		dr.Mix = math.Exp(mix) - 1
 	}
-	mix := math.Log((expect / n2) / (k1 / n1))
-	dr.Mix = math.Exp(mix) - 1
-	if mix*l <= 0 {
-		return false
-	}
-	return math.Abs(l-mix)/math.Sqrt(v) < stats.NormalQuantile(1-level/2)
+	return explains
 }
 
 // verdict is a tested row's verdict: worse or better when the test

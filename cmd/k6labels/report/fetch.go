@@ -14,6 +14,9 @@ type fetcher struct {
 	src   Source
 	scope []Matcher
 	opts  Options
+	conn  bool // builder.conn of the report
+	// variants is builder.variants of the report.
+	variants map[string][]string
 }
 
 // fetchRows fetches the profile of the rows of r that sel selects and that
@@ -34,14 +37,14 @@ func (r *Report) fetchRows(ctx context.Context, sel func(*Row) bool) (bool, erro
 	if r.fetch == nil {
 		return fetched, nil
 	}
-	b := builder{ctx: ctx, src: r.fetch.src, opts: &r.fetch.opts, r: r, scope: r.fetch.scope}
+	b := builder{ctx: ctx, src: r.fetch.src, opts: &r.fetch.opts, r: r, scope: r.fetch.scope, conn: r.fetch.conn, variants: r.fetch.variants}
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if !sel(row) || row.self != nil || row.Samples == 0 {
 			continue
 		}
 		count := row.Count
-		if err := b.fill(row, rowMatch(b.scope, row)...); err != nil {
+		if _, err := b.fill(row, b.rowMatch(row)...); err != nil {
 			return false, err
 		}
 		row.Count = count

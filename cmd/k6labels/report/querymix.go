@@ -23,6 +23,11 @@ type QueryShift struct {
 	// MayBeMix tells that the row's verdict is worse or better: without
 	// CPU per query string (the labels drop it), the change may be the mix.
 	MayBeMix bool
+	// Explains tells that the row's CPU per query string is known (the
+	// labels keep query strings) and that the mix explains its change
+	// beyond noise: the row's verdict is MixChange, its Mix that change.
+	Explains bool
+	Mix      float64
 }
 
 // QueryMove is a query string's share of its row's requests in each run.
@@ -51,11 +56,17 @@ func (d *Diff) queryMix() {
 		if b == nil || a == nil {
 			continue
 		}
+		known := dr.Before.queries != nil && dr.After.queries != nil
+		explains := (dr.Verdict == Worse || dr.Verdict == Better) && known && d.queryMixExplains(i, b, a)
+		if explains {
+			dr.Verdict = MixChange
+		}
 		s, p, ok := queryTest(b, a)
 		if !ok {
 			continue
 		}
-		s.Key, s.MayBeMix = dr.Key, dr.Verdict == Worse || dr.Verdict == Better
+		s.Key, s.MayBeMix = dr.Key, !known && (dr.Verdict == Worse || dr.Verdict == Better)
+		s.Explains, s.Mix = explains, dr.Mix
 		shifts, ps = append(shifts, s), append(ps, p)
 	}
 	for j, rej := range stats.Holm(ps, d.Alpha) {
@@ -67,6 +78,34 @@ func (d *Diff) queryMix() {
 		d.QueryShifts = append(d.QueryShifts, s)
 		d.Notes = append(d.Notes, s.describe())
 	}
+}
+
+// queryMixExplains tells whether the change of the name row i, tested,
+// is explained by its shift between query strings b → a, from the row's
+// CPU per query string before, as [Diff.mixExplains] does for scenarios;
+// not when a query string new after, or one counted in Other, has requests.
+func (d *Diff) queryMixExplains(i int, b, a *k6results.QueryMix) bool {
+	dr := &d.Rows[i]
+	if b.Other > 0 || a.Other > 0 {
+		return false
+	}
+	var parts []mixPart
+	for q, n := range a.Counts {
+		if n > 0 && b.Counts[q] == 0 {
+			return false // a query string new to this row: its cost is unknown
+		}
+	}
+	for q, n := range b.Counts {
+		if n > 0 {
+			parts = append(parts, mixPart{samples: float64(dr.Before.queries[q].Samples), before: float64(n), after: float64(a.Counts[q])})
+		}
+	}
+	st, f := d.stat[i], d.factorFor(i)
+	mix, explains, ok := mixShift(parts, st.l-f.log, st.a+f.a+st.tau2+f.b, d.Alpha/float64(d.Tested))
+	if ok {
+		dr.Mix = math.Exp(mix) - 1
+	}
+	return explains
 }
 
 // queryTest compares the query-string mixes b and a: the shares that moved
@@ -126,6 +165,10 @@ func (s *QueryShift) describe() string {
 	}
 	out := fmt.Sprintf("k6_name=%s: its requests' query-string mix changed beyond chance (chi-square p = %.2g, Holm over the rows tested): %s",
 		s.Key, s.P, strings.Join(parts, ", "))
+	if s.Explains {
+		out += fmt.Sprintf("; with each query string's CPU per request unchanged (the labels keep query strings) this mix alone changes the row's CPU per request by %s, "+
+			"which explains its change: a mix change, not a costlier request", Change(s.Mix))
+	}
 	if s.MayBeMix {
 		out += "; the CPU per request change of this row may be that mix, not a costlier request: the labels drop query strings, so CPU per query string is unknown"
 	}

@@ -3,6 +3,8 @@ package report_test
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,4 +82,88 @@ func TestDiffQueryMix(t *testing.T) {
 	if len(d.QueryShifts) != 0 {
 		t.Errorf("a mix within chance reported: %+v", d.QueryShifts)
 	}
+}
+
+// queryLabelRun is queryRun of a service that keeps query strings in its
+// labels (WithQueryStrings): /car?type=mini costs miniCost samples a
+// request, /car?type=suv suvCost, each under its own k6_name label.
+func queryLabelRun(t *testing.T, id string, mini, suv int, miniCost, suvCost int64) *report.Report {
+	t.Helper()
+	var k6 strings.Builder
+	line := func(name string, n int) {
+		for range n {
+			fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:02:45Z","value":1,"tags":{"method":"GET","name":%q,"scenario":"s"}}}`+"\n", name)
+		}
+	}
+	line("http://h:1/car?type=mini", mini)
+	line("http://h:1/car?type=suv", suv)
+	line("http://h:1/bike", 1000)
+	lab := func(name string) map[string]string {
+		return map[string]string{"k6_test_run_id": id, "k6_scenario": "s", "k6_name": name}
+	}
+	src, err := pprofsource.New(id+".pb.gz", buildProfile(
+		sample{labels: lab("http://h:1/car?type=mini"), n: int64(mini) * miniCost},
+		sample{labels: lab("http://h:1/car?type=suv"), n: int64(suv) * suvCost, fn: "main.suv"},
+		sample{labels: lab("http://h:1/bike"), n: 500, fn: "main.bike"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newReport(t, src, readK6(t, k6.String()))
+}
+
+// TestDiffQueryMixExplains: with CPU per query string in the labels, a
+// /car change that its requests' move from ?type=mini (1 sample a request)
+// to ?type=suv (3) explains is a mix change, not worse, and fails no gate;
+// the same mix with suv costlier (5) is worse, the mix explaining none of it.
+func TestDiffQueryMixExplains(t *testing.T) {
+	opts := report.DiffOptions{Normalize: "none", RunSD: -1}
+	car := func(d *report.Diff) *report.DiffRow {
+		for i := range d.Rows {
+			if dr := &d.Rows[i]; slices.Equal(dr.By, report.ByName) && dr.Key == "/car" {
+				return dr
+			}
+		}
+		t.Fatal("no /car row")
+		return nil
+	}
+	d, err := report.NewDiff(queryLabelRun(t, "r1", 800, 200, 1, 3), queryLabelRun(t, "r2", 200, 800, 1, 3), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1.4 → 2.6 samples a request: +86%, all of it the mix.
+	if dr := car(d); dr.Verdict != report.MixChange || math.Abs(dr.Mix-6.0/7) > 1e-9 {
+		t.Errorf("/car: %s, mix %+.3f; want a mix change of +86%%", dr.Verdict, dr.Mix)
+	}
+	if len(d.QueryShifts) != 1 || !d.QueryShifts[0].Explains || d.QueryShifts[0].MayBeMix {
+		t.Errorf("query shifts %+v; want /car's, explaining its change", d.QueryShifts)
+	} else if n := d.Notes[len(d.Notes)-1]; !strings.Contains(n, "this mix alone changes the row's CPU per request by") {
+		t.Errorf("note %q", n)
+	}
+	if rs := nameRegressions(d); len(rs) != 0 {
+		t.Errorf("k6_name regressions %v; want none: the change is the mix", rs)
+	}
+
+	d, err = report.NewDiff(queryLabelRun(t, "r1", 800, 200, 1, 3), queryLabelRun(t, "r2", 800, 200, 1, 5), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dr := car(d); dr.Verdict != report.Worse {
+		t.Errorf("/car: %s, mix %+.3f; want worse: suv got costlier, the mix is the same", dr.Verdict, dr.Mix)
+	}
+	if rs := nameRegressions(d); len(rs) != 1 {
+		t.Errorf("k6_name regressions %v; want /car", rs)
+	}
+}
+
+// nameRegressions returns the keys of d's k6_name rows that fail a 10%
+// gate (the query-string mix is of name rows).
+func nameRegressions(d *report.Diff) []string {
+	var out []string
+	for _, dr := range d.Regressions(0.10) {
+		if slices.Equal(dr.By, report.ByName) {
+			out = append(out, dr.Key)
+		}
+	}
+	return out
 }

@@ -128,6 +128,11 @@ type Count struct {
 // Plus returns the sum of c and d.
 func (c Count) Plus(d Count) Count { return Count{c.Samples + d.Samples, c.CPU + d.CPU} }
 
+// Minus returns c less d, each of the two no less than 0.
+func (c Count) Minus(d Count) Count {
+	return Count{max(c.Samples-d.Samples, 0), max(c.CPU-d.CPU, 0)}
+}
+
 // A Source gives the CPU profiles that a report splits. Its methods are
 // called from one goroutine.
 type Source interface {
@@ -222,7 +227,10 @@ type Row struct {
 	Top        []Func // functions by self CPU, most first; may be empty
 
 	self map[string]Count // self CPU by function, for the diff
-	prof *profile.Profile // the row's merged profile, for the diff files
+	// queries is a k6_name row's CPU by query string when its labels keep
+	// them (WithQueryStrings); nil otherwise.
+	queries map[string]Count
+	prof    *profile.Profile // the row's merged profile, for the diff files
 }
 
 // Key returns the row's values joined by " ", its name in the text output.
@@ -371,6 +379,14 @@ type builder struct {
 	scope  []Matcher
 	values map[string][]string
 	done   int
+	// conn: the rows' profiles hold connection goroutines (ConnGoroutine)
+	// that Connections counts, to leave out of each row (splitConn).
+	conn bool
+	// connFetched counts the row profiles fetched only for that.
+	connFetched int
+	// variants are the k6_name labels of each row's value when the labels
+	// keep query strings (foldQueries); nil when they do not.
+	variants map[string][]string
 }
 
 func (b *builder) build(runs []string, totals map[string]Count) error {
@@ -388,6 +404,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 			b.values[label] = vs
 		}
 	}
+	b.foldQueries()
 	b.matchRoutes()
 	if err := b.checkNames(); err != nil {
 		return err
@@ -399,6 +416,9 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	var err error
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
+	}
+	if b.r.RunID != "" {
+		b.splitConn()
 	}
 	for _, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
@@ -414,6 +434,10 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.opts.Progress != nil && b.done > 0 {
 		fmt.Fprintln(b.opts.Progress)
 	}
+	if b.connFetched > 0 {
+		b.r.Notes = append(b.r.Notes, fmt.Sprintf("finding each row's CPU of connection goroutines took one merged-profile query per row (%d): "+
+			"the source splits CPU by label series, which carry no stacks, and its merged profiles carry no labels", b.connFetched))
+	}
 	b.markOverflow()
 	slices.SortStableFunc(b.r.Rows, func(x, y Row) int {
 		return cmp.Or(
@@ -421,7 +445,7 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 				slices.IndexFunc(b.opts.By, func(g Grouping) bool { return slices.Equal(g, y.By) })),
 			cmp.Compare(y.CPU, x.CPU), cmp.Compare(y.Requests, x.Requests), slices.Compare(x.Values, y.Values))
 	})
-	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts}
+	b.r.fetch = &fetcher{src: b.src, scope: b.scope, opts: *b.opts, conn: b.conn, variants: b.variants}
 	return nil
 }
 
@@ -431,13 +455,17 @@ func (b *builder) runRows(runs []string, totals map[string]Count) error {
 		if b.r.RunID != "" && id != b.r.RunID {
 			continue // another run: not part of this report
 		}
-		row := Row{By: ByRun, Values: []string{id}, Count: totals[id]}
+		count := totals[id]
+		if id == b.r.RunID && b.conn {
+			count = count.Minus(b.r.Connections)
+		}
+		row := Row{By: ByRun, Values: []string{id}, Count: count}
 		if b.opts.TopEveryRow || b.opts.Profiles {
-			if err := b.fill(&row, runMatchers(id)...); err != nil {
+			if _, err := b.fill(&row, runMatchers(id)...); err != nil {
 				return err
 			}
 			if !b.opts.TopEveryRow {
-				row.Count = totals[id]
+				row.Count = count
 			}
 		}
 		if b.r.HasRequests && id == b.r.RunID {
@@ -456,6 +484,10 @@ func (b *builder) group(g Grouping) error {
 	if err != nil {
 		return err
 	}
+	parts, byQuery, err := b.foldParts(g, parts)
+	if err != nil {
+		return err
+	}
 	requests, tuples := b.requestsBy(g)
 	for k := range parts {
 		if _, ok := tuples[k]; !ok {
@@ -465,6 +497,9 @@ func (b *builder) group(g Grouping) error {
 	keys := slices.Sorted(maps.Keys(tuples))
 	for _, k := range keys {
 		row := Row{By: g, Values: tuples[k], Requests: requests[k]}
+		if slices.Equal(g, ByName) {
+			row.queries = byQuery[k]
+		}
 		if part, ok := parts[k]; ok {
 			if err := b.part(&row, part); err != nil {
 				return err
@@ -486,14 +521,18 @@ func (b *builder) part(row *Row, part Part) error {
 	}
 	row.Count = part.Count
 	listed := (slices.Equal(row.By, ByScenario) && b.opts.Top > 0) || b.opts.TopEveryRow || b.opts.Profiles
-	if !listed || row.Samples == 0 {
+	if (!listed && !b.conn) || row.Samples == 0 {
 		return nil
 	}
+	if !listed {
+		b.connFetched++
+	}
 	count := row.Count
-	if err := b.fill(row, rowMatch(b.scope, row)...); err != nil {
+	conn, err := b.fill(row, b.rowMatch(row)...)
+	if err != nil {
 		return err
 	}
-	row.Count = count
+	row.Count = count.Minus(conn)
 	b.setTop(row)
 	return nil
 }
@@ -582,7 +621,7 @@ func (b *builder) checkNames() error {
 		names := slices.Sorted(maps.Keys(byName))
 		return fmt.Errorf("%w: k6's results name requests %s, the k6_name labels are %s. "+
 			"k6labels names a request as LabelValue(\"k6.name\", name) does (query string dropped): "+
-			"a service built with WithQueryStrings or WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL); "+
+			"a service built with WithNameFunc names them otherwise (route labels such as GET /cart/{id} are matched by k6's method tag and URL, labels with query strings by their URL without it); "+
 			"use --by run,scenario to leave out the name rows", ErrNoMatch, show(names), show(labels))
 	}
 	return nil
@@ -600,18 +639,23 @@ func (b *builder) labelled(g Grouping, vals []string) bool {
 }
 
 // fill fetches the row's profile, the samples that match any of the
-// matcher sets, and sets the row's CPU and functions.
-func (b *builder) fill(row *Row, matches ...[]Matcher) error {
+// matcher sets, and sets the row's CPU and functions. With b.conn the
+// samples of connection goroutines are left out; it returns their CPU.
+func (b *builder) fill(row *Row, matches ...[]Matcher) (Count, error) {
 	b.done++
 	if b.opts.Progress != nil {
 		fmt.Fprintf(b.opts.Progress, "\rk6labels: profile %d: %s=%s   ", b.done, row.By, row.Key())
 	}
 	p, err := b.profile(matches...)
 	if err != nil {
-		return err
+		return Count{}, err
+	}
+	var conn Count
+	if b.conn {
+		p, conn = withoutConn(p, b.opts.SamplePeriod)
 	}
 	b.setProfile(row, p)
-	return nil
+	return conn, nil
 }
 
 // setProfile sets the row's profile, and its CPU and functions from it.

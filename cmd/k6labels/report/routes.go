@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 )
 
@@ -239,4 +240,94 @@ func (b *builder) matchRoutes() {
 	if len(ambiguous) > 0 {
 		b.r.Notes = append(b.r.Notes, fmt.Sprintf("%d k6 request names match several route labels and are counted for none (listed as unmatched): %s", len(ambiguous), strings.Join(ambiguous, "; ")))
 	}
+}
+
+// foldQueries makes the k6_name values that keep their query string
+// (WithQueryStrings) one row per URL without it, as k6's results name
+// requests: b.variants keeps each row's labels, and a note says why the
+// rows are per path and not per full URL.
+func (b *builder) foldQueries() {
+	labels, ok := b.values[LabelName]
+	if !ok {
+		return
+	}
+	variants := map[string][]string{}
+	folded := 0
+	for _, v := range labels {
+		n := k6results.Name(v)
+		variants[n] = append(variants[n], v)
+		if n != v {
+			folded++
+		}
+	}
+	if folded == 0 {
+		return
+	}
+	b.variants = variants
+	b.values[LabelName] = slices.Sorted(maps.Keys(variants))
+	b.r.Notes = append(b.r.Notes, fmt.Sprintf("%d k6_name labels keep their query string (WithQueryStrings): each k6_name row sums the labels of its URL without it, "+
+		"as k6's results name requests; a row per full URL would miss requests, as the results count at most %d query strings per name apart, "+
+		"and CPU, as the middleware labels at most its cap of values; the CPU per query string is kept for the query-mix finding",
+		folded, k6results.MaxQueryVariants))
+}
+
+// foldParts returns the parts of a Split by g keyed with the k6_name
+// value without its query string (see foldQueries), and the CPU of each
+// folded part by query string.
+func (b *builder) foldParts(g Grouping, parts map[string]Part) (map[string]Part, map[string]map[string]Count, error) {
+	n := slices.Index(g, LabelName)
+	if b.variants == nil || n < 0 {
+		return parts, nil, nil
+	}
+	out := map[string]Part{}
+	byQuery := map[string]map[string]Count{}
+	profs := map[string][]*profile.Profile{}
+	for k, part := range parts {
+		vals := strings.Split(k, "\x00")
+		label := vals[n]
+		vals[n] = k6results.Name(label)
+		key := TupleKey(vals)
+		c := part.Count
+		if part.Profile != nil {
+			c, _ = countProfile(part.Profile, b.opts.SamplePeriod)
+			profs[key] = append(profs[key], part.Profile)
+		}
+		if byQuery[key] == nil {
+			byQuery[key] = map[string]Count{}
+		}
+		q := k6results.Query(label)
+		byQuery[key][q] = byQuery[key][q].Plus(c)
+		out[key] = Part{Count: out[key].Count.Plus(part.Count)}
+	}
+	for key, ps := range profs {
+		p := ps[0]
+		if len(ps) > 1 {
+			var err error
+			if p, err = profile.Merge(ps); err != nil {
+				return nil, nil, fmt.Errorf("merging the %d profiles of %s: %w", len(ps), strings.ReplaceAll(key, "\x00", " "), err)
+			}
+		}
+		out[key] = Part{Profile: p}
+	}
+	return out, byQuery, nil
+}
+
+// rowMatch returns the matcher sets of row's samples within b's scope: for
+// a k6_name row of labels with query strings, one set per label.
+func (b *builder) rowMatch(row *Row) [][]Matcher {
+	ms := rowMatch(b.scope, row)
+	n := slices.Index(row.By, LabelName)
+	if b.variants == nil || n < 0 || len(ms) != 1 {
+		return ms
+	}
+	vs := b.variants[row.Values[n]]
+	if len(vs) == 0 {
+		return ms
+	}
+	out := make([][]Matcher, len(vs))
+	for i, v := range vs {
+		out[i] = slices.Clone(ms[0])
+		out[i][len(b.scope)+n].Value = v
+	}
+	return out
 }

@@ -7,7 +7,7 @@
 // exchange with its method, path, content type and body (JSON compared
 // after normalization, protobuf byte for byte), or by an answer derived
 // from recorded ones (see deriveSeries, deriveGroupedSeries,
-// deriveLabelValues); any other
+// deriveLabelValues) or from a labelled profile (AddProfile); any other
 // request fails the test with a diff against the closest recorded one.
 package pyroscopetest
 
@@ -175,6 +175,7 @@ type Server struct {
 	clock     func() time.Time
 	window    time.Duration
 	now       time.Time // clock() when the request being answered came
+	pushed    []pushed  // AddProfile's
 }
 
 // NewServer starts a server that replays exchanges and is closed when the
@@ -265,6 +266,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if match == nil {
+		if resp, rct, from, ok := s.fromProfile(r.URL.Path, ct, body); ok {
+			s.hits[from]++
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", rct)
+			w.Write(resp)
+			return
+		}
 		s.unmatched++
 		msg := s.diff(r.Method, r.URL.Path, ct, got)
 		s.mu.Unlock()
