@@ -23,8 +23,12 @@ func (d diffOut) Write(w io.Writer, f Format) error {
 	worse := d.writeWorse(w, f)
 	for _, dr := range d.Rows {
 		if dr.Verdict == report.MixChange {
-			itemf(w, f, "%s=%s: %s, which the shift of its requests between scenarios (names) explains (%s with each scenario's CPU per request unchanged): a mix change, not a costlier request.",
-				strings.Join(dr.By, ","), dr.Key, report.Change(dr.Normalized), report.Change(dr.Mix))
+			between, each := "scenarios (names)", "scenario"
+			if s := d.QueryShift(dr.Key); s != nil && s.Explains && slices.Equal(dr.By, report.ByName) {
+				between, each = "query strings", "query string"
+			}
+			itemf(w, f, "%s=%s: %s, which the shift of its requests between %s explains (%s with each %s's CPU per request unchanged): a mix change, not a costlier request.",
+				strings.Join(dr.By, ","), dr.Key, report.Change(dr.Normalized), between, report.Change(dr.Mix), each)
 		}
 	}
 	d.writeInconclusive(w, f, worse)

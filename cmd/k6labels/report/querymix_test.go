@@ -143,6 +143,13 @@ func TestDiffQueryMixExplains(t *testing.T) {
 	if rs := nameRegressions(d); len(rs) != 0 {
 		t.Errorf("k6_name regressions %v; want none: the change is the mix", rs)
 	}
+	var text bytes.Buffer
+	if err := output.WriteDiff(&text, d, output.Text); err != nil {
+		t.Fatal(err)
+	}
+	if want := "which the shift of its requests between query strings explains"; !strings.Contains(text.String(), want) {
+		t.Errorf("the diff lacks %q:\n%s", want, text.String())
+	}
 
 	d, err = report.NewDiff(queryLabelRun(t, "r1", 800, 200, 1, 3), queryLabelRun(t, "r2", 800, 200, 1, 5), opts)
 	if err != nil {
