@@ -88,8 +88,10 @@ func cleanRaw(s string, limit int) []byte {
 }
 
 // clean writes into out what appendClean appends, and returns its length
-// and the length of s it used.
-func clean(out []byte, s string) (w, i int) {
+// and the length of s it used. One loop over UTF-8's cases: the character
+// check as a function of its own cost 22% on crafted headers (maxLabels of
+// BenchmarkCrafted, 107k → 131k instructions, Valgrind).
+func clean(out []byte, s string) (w, i int) { //nolint:cyclop // one loop: see above
 	for i < len(s) {
 		c, end := decodeAt(s, i)
 		if 0x20 <= c && c < 0x7f { // printable ASCII
