@@ -102,8 +102,8 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 		measure = "CPU per request"
 	}
 	p.start("k6labels diff: " + measure + ", before → after")
-	p.itemf("before: %s, %s", d.Before.Source, runOf(d.Before, "every test run"))
-	p.itemf("after: %s, %s", d.After.Source, runOf(d.After, "every test run"))
+	p.itemf("before: %s, %s", d.Before.Source, d.Before.RunName("every test run"))
+	p.itemf("after: %s, %s", d.After.Source, d.After.RunName("every test run"))
 	if !strings.HasPrefix(d.Normalize, "none") {
 		p.itemf("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
 	}

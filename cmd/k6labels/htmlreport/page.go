@@ -120,16 +120,6 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 func pct(f float64) string        { return fmt.Sprintf("%.1f%%", 100*f) }
 func msr(d time.Duration) string  { return fmt.Sprintf("%.3f", float64(d)/1e6) }
 
-func runOf(r *report.Report, all string) string {
-	switch r.RunID {
-	case "":
-		return all
-	case report.LocalRun:
-		return report.LocalRun
-	}
-	return report.LabelRunID + "=" + r.RunID
-}
-
 func groupings[T any](rows []T, by func(T) report.Grouping) []report.Grouping {
 	var out []report.Grouping
 	for _, r := range rows {
@@ -148,7 +138,7 @@ func title(g report.Grouping) string { return strings.Join(g, " × ") }
 // run, of each scenario and of each route. The page loads nothing.
 func WriteReport(w io.Writer, r *report.Report) error {
 	p := &page{}
-	p.start("k6labels report: " + r.Source + ", " + runOf(r, "every test run in it"))
+	p.start("k6labels report: " + r.Source + ", " + r.RunName("every test run in it"))
 	p.itemf("%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s.",
 		secs(r.Total.CPU), r.Total.Samples, secs(r.K6.CPU), pct(ratio(float64(r.K6.CPU), float64(r.Total.CPU))), secs(r.Unlabelled.CPU))
 	if r.HasRequests {
@@ -189,7 +179,7 @@ func WriteReport(w io.Writer, r *report.Report) error {
 	p.notes(r.Notes)
 	p.printf("<h2>Flame graphs</h2>\n<p class=\"note\">Width: CPU of the samples whose stacks pass through a function (seconds in the tooltip). Colour: one per package. Frames under %.1f%% of a graph are left out.</p>\n", 100*pageMin)
 	if prof := r.Profile(); prof != nil {
-		p.graph("The run: "+runOf(r, "every test run"), "", newGraph("all", "s", false, nil, 0, prof, 1e-9, pageMin, pageDepth))
+		p.graph("The run: "+r.RunName("every test run"), "", newGraph("all", "s", false, nil, 0, prof, 1e-9, pageMin, pageDepth))
 	}
 	for _, g := range []report.Grouping{report.ByScenario, report.ByName, report.ByScenarioName, report.ByRun} {
 		for _, row := range r.RowsBy(g) {

@@ -42,8 +42,8 @@ func (d diffOut) Write(w io.Writer, f Format) error {
 // writeHeader writes the runs compared and how the rows are tested.
 func (d diffOut) writeHeader(w io.Writer, f Format) {
 	heading(w, f, 2, "k6labels diff: "+d.Measure()+", before → after")
-	itemf(w, f, "before: %s, %s%s", d.Before.Source, runOf(d.Before, "every test run"), report.Elapsed(d.Before))
-	itemf(w, f, "after:  %s, %s%s", d.After.Source, runOf(d.After, "every test run"), report.Elapsed(d.After))
+	itemf(w, f, "before: %s, %s%s", d.Before.Source, d.Before.RunName("every test run"), report.Elapsed(d.Before))
+	itemf(w, f, "after:  %s, %s%s", d.After.Source, d.After.RunName("every test run"), report.Elapsed(d.After))
 	if d.MatchName {
 		itemf(w, f, "Rows are matched by their full k6_name.")
 	} else {

@@ -817,3 +817,15 @@ func (r *Report) Row(g Grouping, values ...string) *Row {
 
 // Profile returns the merged CPU profile of the run(s) the report is of.
 func (r *Report) Profile() *profile.Profile { return r.prof }
+
+// RunName names the run r is of (k6_test_run_id=ID, or LocalRun), or
+// returns all when r is of every run in its source.
+func (r *Report) RunName(all string) string {
+	switch r.RunID {
+	case "":
+		return all
+	case LocalRun:
+		return LocalRun
+	}
+	return LabelRunID + "=" + r.RunID
+}
