@@ -235,42 +235,29 @@ func (s *Server) deriveLabelValues(body []byte) ([]byte, string, bool) {
 	if !ok || len(ms) == 0 {
 		return nil, "", false
 	}
-	for _, x := range s.exchanges {
-		var rec labelValuesRequest
-		if !strings.HasSuffix(x.Path, "/LabelValues") || x.Status != 200 || json.Unmarshal(x.Body, &rec) != nil ||
-			rec.Name != req.Name || rec.Start != req.Start || rec.End != req.End || len(rec.Matchers) != 1 {
-			continue
-		}
-		if rsvc, rms, ok := split(rec.Matchers[0]); !ok || rsvc != svc || len(rms) != 0 {
-			continue
-		}
-		var ans struct {
-			Names []string `json:"names"`
-		}
-		if json.Unmarshal(x.Response, &ans) != nil {
-			continue
-		}
-		names := []string{}
-		for _, v := range ans.Names {
-			sel := strings.TrimSuffix(req.Matchers[0], "}") + "," + req.Name + "=" + strconv.Quote(v) + "}"
-			has, found := s.mergeHasSamples(sel, req.Start, req.End)
-			if !found {
-				return nil, "", false
-			}
-			if has {
-				names = append(names, v)
-			}
-		}
-		b, err := json.Marshal(map[string][]string{"names": names})
-		if err != nil {
+	recorded, from, ok := s.recordedValues(svc, req.Name, req.Start, req.End)
+	if !ok {
+		return nil, "", false
+	}
+	names := []string{}
+	for _, v := range recorded {
+		sel := strings.TrimSuffix(req.Matchers[0], "}") + "," + req.Name + "=" + strconv.Quote(v) + "}"
+		has, found := s.mergeHasSamples(sel, req.Start, req.End)
+		if !found {
 			return nil, "", false
 		}
-		if len(names) == 0 {
-			b = []byte("{}")
+		if has {
+			names = append(names, v)
 		}
-		return b, x.Name, true
 	}
-	return nil, "", false
+	b, err := json.Marshal(map[string][]string{"names": names})
+	if err != nil {
+		return nil, "", false
+	}
+	if len(names) == 0 {
+		b = []byte("{}")
+	}
+	return b, from, true
 }
 
 // mergeHasSamples tells whether the recorded protobuf SelectMergeProfile of
@@ -380,7 +367,7 @@ func (s *Server) deriveGroupedSeries(body []byte) ([]byte, string, bool) {
 	}
 	tuples := [][]seriesLabel{nil}
 	for _, g := range req.GroupBy {
-		vals, ok := s.recordedValues(svc, g, req.Start, req.End)
+		vals, _, ok := s.recordedValues(svc, g, req.Start, req.End)
 		if !ok {
 			return nil, "", false
 		}
@@ -423,8 +410,8 @@ func (s *Server) deriveGroupedSeries(body []byte) ([]byte, string, bool) {
 }
 
 // recordedValues returns the recorded LabelValues of name over the
-// service in the window.
-func (s *Server) recordedValues(svc matcher, name string, start, end int64) ([]string, bool) {
+// service in the window, and the name of the exchange that holds them.
+func (s *Server) recordedValues(svc matcher, name string, start, end int64) (names []string, from string, ok bool) {
 	for _, x := range s.exchanges {
 		var rec labelValuesRequest
 		if !strings.HasSuffix(x.Path, "/LabelValues") || x.Status != 200 || json.Unmarshal(x.Body, &rec) != nil ||
@@ -440,9 +427,9 @@ func (s *Server) recordedValues(svc matcher, name string, start, end int64) ([]s
 		if json.Unmarshal(x.Response, &ans) != nil {
 			continue
 		}
-		return ans.Names, true
+		return ans.Names, x.Name, true
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // mergeCPU returns the CPU (nanoseconds) of the recorded protobuf
