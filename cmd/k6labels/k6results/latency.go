@@ -2,17 +2,8 @@ package k6results
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"strings"
 )
-
-// ReadLatency is [Read] that also keeps k6's http_req_duration and
-// http_req_waiting of each request in [Results.Latency]: 16 bytes a request,
-// and the time to decode two more lines per request.
-func ReadLatency(r io.Reader) (*Results, error) {
-	return ReadWith(context.Background(), r, Options{Latency: true})
-}
 
 // wantsLatency tells whether a json line is to be decoded for its latency.
 func (res *Results) wantsLatency(line []byte) bool {

@@ -51,7 +51,7 @@ func TestLatencySetupLeftOut(t *testing.T) {
 {"metric":"http_req_waiting","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":5,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}
 {"metric":"http_req_duration","type":"Point","data":{"time":"2026-01-01T00:00:09Z","value":9,"tags":{"name":"http://h:1/car","scenario":"a","group":"::setup"}}}
 {"metric":"http_reqs","type":"Point","data":{"time":"2026-01-01T00:00:01Z","value":1,"tags":{"name":"http://h:1/car?id=1","scenario":"a"}}}`
-	res, err := k6results.ReadLatency(strings.NewReader(in))
+	res, err := k6results.ReadWith(t.Context(), strings.NewReader(in), k6results.Options{Latency: true})
 	if err != nil {
 		t.Fatal(err)
 	}
