@@ -24,7 +24,7 @@ func (d diffOut) Write(w io.Writer, f Format) error {
 	for _, dr := range d.Rows {
 		if dr.Verdict == report.MixChange {
 			between, each := "scenarios (names)", "scenario"
-			if s := d.QueryShift(dr.Key); s != nil && s.Explains && slices.Equal(dr.By, report.ByName) {
+			if s := d.QueryShift(dr.Key); s != nil && s.Explains && slices.Equal(dr.By, report.ByName) || dr.QueryMix {
 				between, each = "query strings", "query string"
 			}
 			itemf(w, f, "%s=%s: %s, which the shift of its requests between %s explains (%s with each %s's CPU per request unchanged): a mix change, not a costlier request.",

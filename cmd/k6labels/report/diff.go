@@ -130,9 +130,12 @@ type DiffRow struct {
 	// Mix is the change the shift of the row's requests between scenarios
 	// alone would make (same CPU per request in each scenario); NaN if
 	// not computed.
-	Mix     float64
-	Verdict string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
-	Grew    []FuncChange
+	Mix float64
+	// QueryMix tells that Mix is of the shift between the query strings of
+	// the row's names (a scenario row's, with CPU per query string known).
+	QueryMix bool
+	Verdict  string // worse, better, same, inconclusive, few samples, in _overflow?, reference, only before, only after
+	Grew     []FuncChange
 }
 
 // FuncChange is a function's self CPU per request (or share) in two runs.

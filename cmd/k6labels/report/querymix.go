@@ -47,6 +47,8 @@ const minQueryCell = 10
 func (d *Diff) queryMix() {
 	var shifts []QueryShift
 	var ps []float64
+	factors := map[string]float64{} // by name: what its query-string mix changes its CPU per request by
+	defer d.queryMixRows(factors)
 	for i := range d.Rows {
 		dr := &d.Rows[i]
 		if !slices.Equal(dr.By, ByName) || dr.Before == nil || dr.After == nil {
@@ -57,7 +59,11 @@ func (d *Diff) queryMix() {
 			continue
 		}
 		known := dr.Before.queries != nil && dr.After.queries != nil
-		explains := (dr.Verdict == Worse || dr.Verdict == Better) && known && d.queryMixExplains(i, b, a)
+		parts, partsOK := d.queryParts(i, b, a)
+		if mix, _, ok := mixShift(parts, 0, 1, 1); known && partsOK && ok {
+			factors[d.rowValues(i)[LabelName]] = math.Exp(mix)
+		}
+		explains := (dr.Verdict == Worse || dr.Verdict == Better) && known && partsOK && d.mixChange(i, parts)
 		if explains {
 			dr.Verdict = MixChange
 		}
@@ -80,32 +86,81 @@ func (d *Diff) queryMix() {
 	}
 }
 
-// queryMixExplains tells whether the change of the name row i, tested,
-// is explained by its shift between query strings b → a, from the row's
-// CPU per query string before, as [Diff.mixExplains] does for scenarios;
-// not when a query string new after, or one counted in Other, has requests.
-func (d *Diff) queryMixExplains(i int, b, a *k6results.QueryMix) bool {
+// queryParts returns the parts of name row i by query string (b → a), with
+// the row's CPU per query string; not ok when a query string new after,
+// or one counted in Other, has requests: its cost is unknown.
+func (d *Diff) queryParts(i int, b, a *k6results.QueryMix) ([]mixPart, bool) {
 	dr := &d.Rows[i]
-	if b.Other > 0 || a.Other > 0 {
-		return false
+	if b.Other > 0 || a.Other > 0 || dr.Before.queries == nil {
+		return nil, false
 	}
-	var parts []mixPart
 	for q, n := range a.Counts {
 		if n > 0 && b.Counts[q] == 0 {
-			return false // a query string new to this row: its cost is unknown
+			return nil, false
 		}
 	}
+	var parts []mixPart
 	for q, n := range b.Counts {
 		if n > 0 {
 			parts = append(parts, mixPart{samples: float64(dr.Before.queries[q].Samples), before: float64(n), after: float64(a.Counts[q])})
 		}
 	}
+	return parts, true
+}
+
+// mixChange tells whether the change of row i, tested, is explained by
+// its parts' shift (as [Diff.mixExplains] does for scenarios), and sets the
+// row's Mix to the change the shift alone makes.
+func (d *Diff) mixChange(i int, parts []mixPart) bool {
 	st, f := d.stat[i], d.factorFor(i)
 	mix, explains, ok := mixShift(parts, st.l-f.log, st.a+f.a+st.tau2+f.b, d.Alpha/float64(d.Tested))
 	if ok {
-		dr.Mix = math.Exp(mix) - 1
+		d.Rows[i].Mix = math.Exp(mix) - 1
 	}
 	return explains
+}
+
+// queryMixRows decides the worse or better scenario and scenario × name
+// rows that hold names whose query-string mix is known (factors, by name),
+// as name rows are: a change their parts' mixes explain is a mix change.
+func (d *Diff) queryMixRows(factors map[string]float64) {
+	if len(factors) == 0 {
+		return
+	}
+	for i := range d.Rows {
+		dr := &d.Rows[i]
+		if dr.Verdict != Worse && dr.Verdict != Better {
+			continue
+		}
+		var rows []int
+		switch {
+		case slices.Equal(dr.By, ByScenarioName):
+			rows = []int{i}
+		case slices.Equal(dr.By, ByScenario):
+			rows = d.pairsWith(d.rowValues(i))
+		default:
+			continue
+		}
+		var parts []mixPart
+		for _, j := range rows {
+			pr := &d.Rows[j]
+			if pr.Before == nil || pr.Before.Requests == 0 {
+				if pr.After != nil && pr.After.Requests > 0 {
+					parts = nil // a name new to this scenario: its cost is unknown
+					break
+				}
+				continue
+			}
+			part := mixPart{samples: float64(pr.Before.Samples), before: float64(pr.Before.Requests), factor: factors[d.rowValues(j)[LabelName]]}
+			if pr.After != nil {
+				part.after = float64(pr.After.Requests)
+			}
+			parts = append(parts, part)
+		}
+		if parts != nil && d.mixChange(i, parts) {
+			dr.Verdict, dr.QueryMix = MixChange, true
+		}
+	}
 }
 
 // queryTest compares the query-string mixes b and a: the shares that moved

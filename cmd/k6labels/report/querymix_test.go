@@ -150,6 +150,18 @@ func TestDiffQueryMixExplains(t *testing.T) {
 	if want := "which the shift of its requests between query strings explains"; !strings.Contains(text.String(), want) {
 		t.Errorf("the diff lacks %q:\n%s", want, text.String())
 	}
+	// The scenario s holds /car and /bike, s × /car is /car's requests:
+	// their change is the same mix, and no row fails the gate.
+	if rs := d.Regressions(0.10); len(rs) != 0 {
+		for _, dr := range rs {
+			t.Errorf("%v=%s %s (%+.3f), mix %+.3f: want a mix change, the change is /car's query-string mix", dr.By, dr.Key, dr.Verdict, dr.Normalized, dr.Mix)
+		}
+	}
+	for _, dr := range d.Rows {
+		if !slices.Equal(dr.By, report.ByName) && dr.Verdict == report.MixChange && !dr.QueryMix {
+			t.Errorf("%v=%s: a mix change not marked as of query strings", dr.By, dr.Key)
+		}
+	}
 
 	d, err = report.NewDiff(queryLabelRun(t, "r1", 800, 200, 1, 3), queryLabelRun(t, "r2", 800, 200, 1, 5), opts)
 	if err != nil {
@@ -160,6 +172,9 @@ func TestDiffQueryMixExplains(t *testing.T) {
 	}
 	if rs := nameRegressions(d); len(rs) != 1 {
 		t.Errorf("k6_name regressions %v; want /car", rs)
+	}
+	if rs := d.Regressions(0.10); len(rs) != 3 {
+		t.Errorf("regressions %d; want /car, s and s × /car", len(rs))
 	}
 }
 
