@@ -20,7 +20,7 @@ func (r reportOut) Write(w io.Writer, f Format) error {
 	}
 	sticky := &texttab.Sticky{W: w}
 	w = sticky
-	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, r.Report.RunName("every test run in it")))
+	heading(w, f, 2, fmt.Sprintf("CPU by k6 label: %s, %s", r.Source, r.RunName("every test run in it")))
 	itemf(w, f, "%s of CPU in %d samples; the run's k6-labelled CPU %s (%s); without k6 labels %s (%s).",
 		report.Secs(r.Total.CPU), r.Total.Samples, report.Secs(r.K6.CPU), report.Pct(report.Ratio(float64(r.K6.CPU), float64(r.Total.CPU))),
 		report.Secs(r.Unlabelled.CPU), report.Pct(report.Ratio(float64(r.Unlabelled.CPU), float64(r.Total.CPU))))
