@@ -70,12 +70,16 @@ func TestTransportConnectionsStartUnlabelled(t *testing.T) {
 func TestTransportLeakCheckCatchesLeak(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(protoName(h2), func(t *testing.T) {
-			p := transportLeak(t, h2, func(rt http.RoundTripper) http.RoundTripper { return rt })
-			n, total := k6Samples(p)
-			if n == 0 {
-				t.Errorf("no CPU sample of %d carries k6 labels: the check would not see a leak", total)
+			// A loaded machine may leave the connection's loops few samples:
+			// the leak must show in one of three profiles.
+			var n, total int
+			for try := 0; try < 3 && n == 0; try++ {
+				n, total = k6Samples(transportLeak(t, h2, func(rt http.RoundTripper) http.RoundTripper { return rt }))
+				t.Logf("without the fix: %d of %d samples carry k6 labels", n, total)
 			}
-			t.Logf("without the fix: %d of %d samples carry k6 labels", n, total)
+			if n == 0 {
+				t.Errorf("no CPU sample of three profiles carries k6 labels: the check would not see a leak")
+			}
 		})
 	}
 }
