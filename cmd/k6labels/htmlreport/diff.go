@@ -107,7 +107,7 @@ func WriteDiff(w io.Writer, d *report.Diff) error {
 	if !strings.HasPrefix(d.Normalize, "none") {
 		p.itemf("Machine speed: the same work cost %s after (--normalize %s); \"normalized\" divides by it.", report.Change(d.Speed-1), d.Normalize)
 	}
-	p.itemf("Beyond noise: two-sided test on the rows' sample counts (Poisson), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.", 100*d.Alpha, d.Tested)
+	p.itemf("%s", d.TestLegend())
 	p.changeChart(d)
 	for _, g := range groupings(d.Rows, func(dr report.DiffRow) report.Grouping { return dr.By }) {
 		head := []string{title(g), "before", "after", "raw", "normalized", "95% interval", "verdict"}

@@ -244,6 +244,9 @@ func TestPagesSelfContained(t *testing.T) {
 		if name == "diff" && !strings.Contains(page, "k6_name=/car") {
 			t.Errorf("diff page lacks the diff flame graph of /car")
 		}
+		if name == "diff" && !strings.Contains(page, "a between-run spread of") {
+			t.Errorf("diff page's legend does not say how rows were tested (the text output's sentence)")
+		}
 	}
 }
 

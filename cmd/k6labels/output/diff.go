@@ -63,13 +63,7 @@ func (d diffOut) writeHeader(w io.Writer, f Format) {
 		itemf(w, f, "Machine speed: the same work cost %s after (%s); \"normalized\" divides by it.",
 			report.Change(d.Speed-1), describeNormalize(d.Normalize))
 	}
-	if d.RankTest {
-		itemf(w, f, "Beyond noise: Mann–Whitney rank test of each row's CPU per request over the %d and %d runs (after divided by the row's machine-speed factor), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested; intervals from the runs' spread.",
-			d.Runs[0], d.Runs[1], 100*d.Alpha, d.Tested)
-	} else {
-		itemf(w, f, "Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
-			100*d.RunSpread, 100*d.Alpha, d.Tested)
-	}
+	itemf(w, f, "%s", d.TestLegend())
 	itemf(w, f, "\"detectable\": the smallest change the test would see in the row with 80%% power; a row within noise that could not see %s is inconclusive, not same.", report.Change(d.Detect))
 	itemf(w, f, "The 95%% interval is each row's own, not adjusted for the %d rows tested as the verdict is: a row whose interval excludes 0 can still be within noise.", d.Tested)
 	fmt.Fprintln(w)

@@ -1036,3 +1036,14 @@ func verdict(rejected, up bool, detectable, detect float64) string {
 	}
 	return Same
 }
+
+// TestLegend says in one sentence how the rows were decided beyond noise,
+// for the legend of every output.
+func (d *Diff) TestLegend() string {
+	if d.RankTest {
+		return fmt.Sprintf("Beyond noise: Mann–Whitney rank test of each row's CPU per request over the %d and %d runs (after divided by the row's machine-speed factor), Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested; intervals from the runs' spread.",
+			d.Runs[0], d.Runs[1], 100*d.Alpha, d.Tested)
+	}
+	return fmt.Sprintf("Beyond noise: two-sided test of each row's change against its sample counts (Poisson), the spread of requests' CPU and a between-run spread of %.1f%% per run, Holm-corrected: at most %.0f%% chance of any false alarm over the %d rows tested.",
+		100*d.RunSpread, 100*d.Alpha, d.Tested)
+}
