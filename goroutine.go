@@ -20,9 +20,9 @@ func getProfLabel() unsafe.Pointer
 func setProfLabel(unsafe.Pointer)
 
 // profLabelOf returns the pointer that pprof.SetGoroutineLabels(ctx) puts on
-// a goroutine, so that a label set can be put on many goroutines without a
-// lookup through ctx each time. It sets ctx's labels on the calling
-// goroutine for that long, then puts back what it had.
+// a goroutine, for tests. It sets ctx's labels on the calling goroutine for
+// that long, then puts back what it had: label sets learn theirs when they
+// are put on a goroutine ([labelSet.put]).
 func profLabelOf(ctx context.Context) unsafe.Pointer {
 	prev := getProfLabel()
 	pprof.SetGoroutineLabels(ctx)

@@ -2,7 +2,10 @@ package k6labels
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"runtime/pprof"
+	"sync/atomic"
 	"testing"
 )
 
@@ -60,4 +63,34 @@ func testSet(t *testing.T) *labelSet {
 		t.Fatal("no label set")
 	}
 	return s
+}
+
+// TestRenamedSetNeverOnGoroutine: a request whose k6 name a formatter
+// changes is labelled with the named set only; the set of its name as sent
+// is never put on the goroutine, not even for the instant that learning its
+// label pointer would take (a CPU sample there would be misattributed).
+func TestRenamedSetNeverOnGoroutine(t *testing.T) {
+	reg := NewRegistry(DefaultWindow)
+	h := NewHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), WithRegistry(reg),
+		WithNameFormatter(func(*http.Request, string) string { return "/x/{id}" }))
+	req := httptest.NewRequest("GET", "/x/1", nil)
+	req.Header.Set("Baggage", "k6.test_run_id=1,k6.scenario=s,k6.name=http://h/x/1")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	sets := map[string]*labelSet{}
+	for i := range reg.sets.slots {
+		if s := reg.sets.slots[i].Load(); s != nil {
+			v, _ := s.value("k6_name")
+			sets[v] = s
+		}
+	}
+	raw, named := sets["http://h/x/1"], sets["/x/{id}"]
+	if raw == nil || named == nil {
+		t.Fatalf("sets by name %v: want the name as sent and the route", sets)
+	}
+	if atomic.LoadPointer(&raw.prof) != nil {
+		t.Error("the set of the name as sent was put on a goroutine")
+	}
+	if atomic.LoadPointer(&named.prof) == nil {
+		t.Error("the named set was never put on the goroutine")
+	}
 }

@@ -378,7 +378,7 @@ func mergedLabels(parent context.Context, s *labelSet) context.Context {
 // ours, sets what its label set learnt once, without a context lookup.
 func setGoroutineLabels(ctx context.Context) {
 	if c, ok := ctx.(*labelledContext); ok && !c.merged {
-		setProfLabel(c.set.prof)
+		c.set.put()
 		return
 	}
 	pprof.SetGoroutineLabels(ctx)

@@ -104,9 +104,11 @@ type labelSet struct {
 
 	ctx context.Context // context.Background() with the labels
 	set pprof.LabelSet
-	// prof is what pprof.SetGoroutineLabels(ctx) puts on a goroutine, set
-	// without a lookup: 78 of 1,693 instructions per k6 request (4.6%,
-	// BenchmarkHandler/Jslib, Valgrind).
+	// prof is what pprof.SetGoroutineLabels(ctx) puts on a goroutine, learnt
+	// the first time s is put on one (put), then set without a lookup: 78 of
+	// 1,693 instructions per k6 request (4.6%, BenchmarkHandler/Jslib,
+	// Valgrind). Never learnt before: a set only renamed is never on a
+	// goroutine, not even for an instant a CPU sample could land in.
 	prof unsafe.Pointer
 
 	adm     atomic.Pointer[admission] // what the registry made of it, while current
@@ -162,7 +164,6 @@ func newLabelSet(labels []label, cfg, hash uint64) (_ *labelSet, dropped int) {
 	}
 	s.set = pprof.Labels(kv...)
 	s.ctx = pprof.WithLabels(context.Background(), s.set)
-	s.prof = profLabelOf(s.ctx)
 	s.size = 256 + 3*n + 64*len(s.labels) // strings, the pprof copies, headers
 	return s, dropped
 }
@@ -294,4 +295,15 @@ func hashLabels(seed maphash.Seed, cfg uint64, labels []label) uint64 {
 		h.WriteByte(0)
 	}
 	return h.Sum64()
+}
+
+// put puts s's labels on the calling goroutine, as
+// pprof.SetGoroutineLabels(s.ctx) does.
+func (s *labelSet) put() {
+	if p := atomic.LoadPointer(&s.prof); p != nil {
+		setProfLabel(p)
+		return
+	}
+	pprof.SetGoroutineLabels(s.ctx)
+	atomic.StorePointer(&s.prof, getProfLabel())
 }
