@@ -19,18 +19,6 @@ func getProfLabel() unsafe.Pointer
 //go:linkname setProfLabel runtime/pprof.runtime_setProfLabel
 func setProfLabel(unsafe.Pointer)
 
-// profLabelOf returns the pointer that pprof.SetGoroutineLabels(ctx) puts on
-// a goroutine, for tests. It sets ctx's labels on the calling goroutine for
-// that long, then puts back what it had: label sets learn theirs when they
-// are put on a goroutine ([labelSet.put]).
-func profLabelOf(ctx context.Context) unsafe.Pointer {
-	prev := getProfLabel()
-	pprof.SetGoroutineLabels(ctx)
-	p := getProfLabel()
-	setProfLabel(prev)
-	return p
-}
-
 // labelsKey is the key under which runtime/pprof keeps a context's labels,
 // learnt once by asking pprof to read a context that records the keys it is
 // asked for, so that hasLabels is one lookup. It is nil, and hasLabels asks

@@ -7,7 +7,20 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
+
+// profLabelOf returns the pointer that pprof.SetGoroutineLabels(ctx) puts on
+// a goroutine. It sets ctx's labels on the calling goroutine for that long,
+// then puts back what it had: label sets learn theirs when they are put on
+// a goroutine ([labelSet.put]), so only tests use it.
+func profLabelOf(ctx context.Context) unsafe.Pointer {
+	prev := getProfLabel()
+	pprof.SetGoroutineLabels(ctx)
+	p := getProfLabel()
+	setProfLabel(prev)
+	return p
+}
 
 // hasLabels answers with one lookup under the key it learnt from pprof, and
 // as pprof does for every kind of context a request may come with.
