@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,5 +56,63 @@ func TestPyroscopeConnectionGoroutines(t *testing.T) {
 	}
 	if got := srv.Hits()["profile SelectMergeProfile"]; got != 1 {
 		t.Errorf("without connection goroutines: %d SelectMergeProfile queries, want the run's only", got)
+	}
+}
+
+// TestPyroscopeConnectionGoroutinesOfSeveralRuns: a report that sums two
+// runs (no --run-id, no k6 results) of a Pyroscope server, whose merged
+// profile is then the whole service's, still counts the connection's loops
+// in their own row and in no name or run row.
+func TestPyroscopeConnectionGoroutinesOfSeveralRuns(t *testing.T) {
+	run := recordConnRun(t)
+	p, err := profile.ParseData(run.profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := p.Copy()
+	for _, s := range second.Sample {
+		if len(s.Label[report.LabelRunID]) > 0 {
+			s.Label[report.LabelRunID] = []string{"conn2"}
+		}
+	}
+	merged, err := profile.Merge([]*profile.Profile{p, second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := pyroscopetest.NewServer(t, nil)
+	srv.AddProfile("shop", merged)
+	both := connRun{conn: 2 * run.conn, work: 2 * run.work}
+	checkConnReport(t, both, "report", "--pyroscope", srv.URL, "--service", "shop", "--wait", "0", "--by", "name")
+	file := filepath.Join(t.TempDir(), "both.pb.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := merged.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	checkConnReport(t, both, "report", file, "--by", "name") // the file's source, which splits them apart itself
+
+	code, out, stderr := runCLI(t, "report", "--format", "json", "--pyroscope", srv.URL, "--service", "shop", "--wait", "0", "--by", "run")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Rows []struct {
+			Values []string `json:"values"`
+			CPU    float64  `json:"cpu_seconds"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(rep.Rows) != 2 {
+		t.Fatalf("%d run rows, want 2:\n%s", len(rep.Rows), out)
+	}
+	for _, r := range rep.Rows {
+		if math.Abs(r.CPU-run.work.Seconds()) > 1e-9 {
+			t.Errorf("run %v: %.3fs, want its request work %.3fs, without its connection goroutines' %.3fs", r.Values, r.CPU, run.work.Seconds(), run.conn.Seconds())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,6 +102,41 @@ func (b *builder) splitConn() {
 	b.r.Connections = b.r.Connections.Plus(conn)
 	b.r.K6 = b.r.K6.Minus(conn)
 	b.r.Notes = append(b.r.Notes, connNote(b.r.Connections))
+}
+
+// splitRunsConn is splitConn for a report that sums runs, whose merged
+// profile is the whole source's: it fetches the runs' k6 samples (one
+// query, three with a local run) to find their connection goroutines.
+func (b *builder) splitRunsConn(runs []string) error {
+	sets := [][]Matcher{{{Name: LabelRunID, Not: true}}}
+	if slices.Contains(runs, LocalRun) {
+		sets = append(sets, runMatchers(LocalRun)...)
+	}
+	p, err := b.profile(sets...)
+	if err != nil {
+		return err
+	}
+	_, conn := withoutConn(p, b.opts.SamplePeriod)
+	if conn.CPU == 0 {
+		return nil
+	}
+	b.conn = true
+	b.r.Connections = b.r.Connections.Plus(conn)
+	b.r.K6 = b.r.K6.Minus(conn)
+	b.r.Notes = append(b.r.Notes, connNote(b.r.Connections))
+	return nil
+}
+
+// runConn returns the CPU of connection goroutines among run id's samples,
+// fetching its merged profile for that alone.
+func (b *builder) runConn(id string) (Count, error) {
+	p, err := b.profile(runMatchers(id)...)
+	if err != nil {
+		return Count{}, err
+	}
+	b.connFetched++
+	_, conn := withoutConn(p, b.opts.SamplePeriod)
+	return conn, nil
 }
 
 // withoutConn returns p without the samples of connection goroutines (p

@@ -419,6 +419,8 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	}
 	if b.r.RunID != "" {
 		b.splitConn()
+	} else if err := b.splitRunsConn(runs); err != nil {
+		return err
 	}
 	for _, g := range b.opts.By {
 		if slices.Equal(g, ByRun) {
@@ -455,18 +457,22 @@ func (b *builder) runRows(runs []string, totals map[string]Count) error {
 		if b.r.RunID != "" && id != b.r.RunID {
 			continue // another run: not part of this report
 		}
-		count := totals[id]
-		if id == b.r.RunID && b.conn {
-			count = count.Minus(b.r.Connections)
+		row := Row{By: ByRun, Values: []string{id}}
+		var conn Count
+		var err error
+		switch {
+		case b.opts.TopEveryRow || b.opts.Profiles:
+			conn, err = b.fill(&row, runMatchers(id)...)
+		case b.conn && id == b.r.RunID:
+			conn = b.r.Connections
+		case b.conn:
+			conn, err = b.runConn(id)
 		}
-		row := Row{By: ByRun, Values: []string{id}, Count: count}
-		if b.opts.TopEveryRow || b.opts.Profiles {
-			if _, err := b.fill(&row, runMatchers(id)...); err != nil {
-				return err
-			}
-			if !b.opts.TopEveryRow {
-				row.Count = count
-			}
+		if err != nil {
+			return err
+		}
+		if !b.opts.TopEveryRow {
+			row.Count = totals[id].Minus(conn)
 		}
 		if b.r.HasRequests && id == b.r.RunID {
 			row.Requests = b.r.Requests
