@@ -93,7 +93,7 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 		fmt.Fprintf(c.stderr, "k6labels: warning: no complete k6 request in the trace: is the service wrapped by the k6labels middleware (Go 1.22 or later), and did k6 send requests during the window?\n")
 	}
 	f, _ := output.ParseFormat(c.format)
-	return r.Write(stdout, f)
+	return output.WriteTrace(stdout, r, f)
 }
 
 // readTrace reads an execution trace from a file or, streaming, from a
@@ -198,7 +198,7 @@ func (c *common) traceDiff(ctx context.Context, td *traceDiffFlags, threshold fl
 	}
 	d := trace.Diff(b, a, by, byPath, threshold, alpha, max(td.top, 0))
 	f, _ := output.ParseFormat(c.format)
-	if err := d.Write(stdout, f); err != nil {
+	if err := output.WriteTraceDiff(stdout, d, f); err != nil {
 		return err
 	}
 	if threshold < 0 {

@@ -121,5 +121,5 @@ func runTraceDemo(ctx context.Context, base, testRunID string, w io.Writer) erro
 	fmt.Fprintln(w, "the load generator's latency (k6 duration) is beside the service's wall time.")
 	fmt.Fprintln(w, "CPU is scaled by the process's CPU (a profile of the same seconds) over the trace's.")
 	fmt.Fprintln(w)
-	return r.Write(w, output.Text)
+	return output.WriteTrace(w, r, output.Text)
 }

@@ -1,6 +1,7 @@
-// Package output writes reports, diffs and run lists as text, markdown
-// or json (html is package htmlreport): the model's figures in words and
-// tables, with the json schemas documented in docs/report.md.
+// Package output writes reports, diffs and run lists, and execution-trace
+// reports and comparisons (package trace), as text, markdown or json (html
+// is package htmlreport): the model's figures in words and tables, with the
+// json schemas documented in docs/report.md.
 package output
 
 import (
@@ -11,12 +12,16 @@ import (
 
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
+	"github.com/k6labels/k6labels/cmd/k6labels/trace"
 )
 
-// reportOut and diffOut carry the writing methods of a report and a diff.
+// reportOut and diffOut carry the writing methods of a report and a diff;
+// traceOut and traceDiffOut those of a trace report and a trace comparison.
 type (
-	reportOut struct{ *report.Report }
-	diffOut   struct{ *report.Diff }
+	reportOut    struct{ *report.Report }
+	diffOut      struct{ *report.Diff }
+	traceOut     struct{ *trace.Report }
+	traceDiffOut struct{ *trace.Comparison }
 )
 
 // WriteReport writes the report r in format f (not html).
@@ -24,6 +29,14 @@ func WriteReport(w io.Writer, r *report.Report, f Format) error { return reportO
 
 // WriteDiff writes the diff d in format f (not html).
 func WriteDiff(w io.Writer, d *report.Diff, f Format) error { return diffOut{d}.Write(w, f) }
+
+// WriteTrace writes the trace report r in format f (not html).
+func WriteTrace(w io.Writer, r *trace.Report, f Format) error { return traceOut{r}.Write(w, f) }
+
+// WriteTraceDiff writes the trace comparison d in format f (not html).
+func WriteTraceDiff(w io.Writer, d *trace.Comparison, f Format) error {
+	return traceDiffOut{d}.Write(w, f)
+}
 
 // A Format is one of the output formats of reports and diffs.
 type Format string

@@ -2,15 +2,10 @@ package trace
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/k6labels/k6labels/cmd/k6labels/output"
-	"github.com/k6labels/k6labels/cmd/k6labels/texttab"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 	"github.com/k6labels/k6labels/cmd/k6labels/stats"
@@ -120,7 +115,7 @@ func Diff(before, after *Trace, by []report.Grouping, byPath bool, threshold, al
 			case row.CPU.High < threshold:
 				row.Verdict = OK
 			default:
-				row.Verdict, row.Why = Inconclusive, fmt.Sprintf("the interval %s to %s holds the threshold", pct(row.CPU.Low), pct(row.CPU.High))
+				row.Verdict, row.Why = Inconclusive, fmt.Sprintf("the interval %s to %s holds the threshold", FormatChange(row.CPU.Low), FormatChange(row.CPU.High))
 			}
 		}
 		d.Rows = append(d.Rows, row)
@@ -164,9 +159,9 @@ func grown(b, a *Row, top int) []StackTime {
 	return out[:min(len(out), top)]
 }
 
-// normalQuantile returns the p-quantile of the standard normal distribution.
-
-func pct(x float64) string {
+// FormatChange formats a change x (after/before − 1) as a signed percentage
+// with one decimal, "+12.3%", or "n/a" for NaN, as verdicts quote intervals.
+func FormatChange(x float64) string {
 	if math.IsNaN(x) {
 		return "n/a"
 	}
@@ -182,91 +177,4 @@ func (d *Comparison) Regressions() []DiffRow {
 		}
 	}
 	return out
-}
-
-// Write renders the diff as text, markdown or json.
-func (d *Comparison) Write(w io.Writer, f output.Format) error {
-	if f == output.JSON {
-		return d.writeJSON(w)
-	}
-	md := f == output.Markdown
-	fmt.Fprintf(w, "Per-request CPU and wall time, new run against base, from execution traces. Intervals: %.0f%% for the log ratio of means (delta method), Bonferroni over %d rows (family-wise alpha %g).\n",
-		100*(1-d.Alpha/float64(max(len(d.Rows), 1))), len(d.Rows), d.Alpha)
-	tb := texttab.New("row", "requests", "cpu ms", "median", "change", "interval", "wall ms", "median", "change", "interval", "verdict")
-	for _, r := range d.Rows {
-		v := string(r.Verdict)
-		if r.Why != "" {
-			v += " (" + r.Why + ")"
-		}
-		tb.Add(r.Grouping.String()+"="+r.Key, fmt.Sprintf("%d → %d", r.Before, r.After),
-			fmt.Sprintf("%s → %s", msStr(r.CPU.BeforeMean), msStr(r.CPU.AfterMean)), fmt.Sprintf("%s → %s", msStr(r.CPU.BeforeMedian), msStr(r.CPU.AfterMedian)),
-			pct(r.CPU.Change), pct(r.CPU.Low)+" … "+pct(r.CPU.High),
-			fmt.Sprintf("%s → %s", msStr(r.Wall.BeforeMean), msStr(r.Wall.AfterMean)), fmt.Sprintf("%s → %s", msStr(r.Wall.BeforeMedian), msStr(r.Wall.AfterMedian)),
-			pct(r.Wall.Change), pct(r.Wall.Low)+" … "+pct(r.Wall.High), v)
-	}
-	fmt.Fprintln(w)
-	if err := tb.Write(w, md); err != nil {
-		return err
-	}
-	for _, r := range d.Rows {
-		if len(r.GrownStacks) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\nBlocking stacks that grew in %s=%s:\n", r.Grouping, r.Key)
-		for _, s := range r.GrownStacks {
-			fmt.Fprintf(w, "  +%s ms per request, %s:\n", msStr(s.PerRequest), s.Reason)
-			for _, fr := range s.Frames {
-				fmt.Fprintf(w, "      %s\n", fr)
-			}
-		}
-	}
-	for _, o := range d.Only {
-		fmt.Fprintf(w, "note: %s\n", o)
-	}
-	return nil
-}
-
-type jsonChange struct {
-	BeforeMs       float64 `json:"before_ms"`
-	AfterMs        float64 `json:"after_ms"`
-	BeforeMedianMs float64 `json:"before_median_ms"`
-	AfterMedianMs  float64 `json:"after_median_ms"`
-	Change         float64 `json:"change"`
-	Low            float64 `json:"low"`
-	High           float64 `json:"high"`
-}
-
-func jc(c Change) jsonChange {
-	f := func(x float64) float64 {
-		if math.IsNaN(x) {
-			return 0
-		}
-		return x
-	}
-	return jsonChange{c.BeforeMean / 1e6, c.AfterMean / 1e6, c.BeforeMedian / 1e6, c.AfterMedian / 1e6, f(c.Change), f(c.Low), f(c.High)}
-}
-
-func (d *Comparison) writeJSON(w io.Writer) error {
-	type row struct {
-		Grouping string     `json:"grouping"`
-		Key      string     `json:"key"`
-		Before   int        `json:"before_requests"`
-		After    int        `json:"after_requests"`
-		CPU      jsonChange `json:"cpu"`
-		Wall     jsonChange `json:"wall"`
-		Verdict  string     `json:"verdict,omitempty"`
-		Why      string     `json:"why,omitempty"`
-	}
-	out := struct {
-		Version int      `json:"version"`
-		Alpha   float64  `json:"alpha"`
-		Rows    []row    `json:"rows"`
-		Notes   []string `json:"notes,omitempty"`
-	}{Version: 1, Alpha: d.Alpha, Rows: []row{}, Notes: d.Only}
-	for _, r := range d.Rows {
-		out.Rows = append(out.Rows, row{r.Grouping.String(), r.Key, r.Before, r.After, jc(r.CPU), jc(r.Wall), string(r.Verdict), r.Why})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
 }

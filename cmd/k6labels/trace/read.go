@@ -7,6 +7,10 @@
 // goroutine that began it and on every goroutine created, directly or not,
 // from a goroutine of the task while the task runs, until the task ends.
 // Memory grows with the requests and rows, not with the trace's events.
+//
+// The package is a source and its model: Report and Comparison (from Diff)
+// hold figures, and package output writes them (output.WriteTrace and
+// output.WriteTraceDiff).
 package trace
 
 import (

@@ -130,7 +130,7 @@ func (t *Trace) Rows(groupings []report.Grouping, top int) []*Row {
 		for _, r := range rows {
 			r.Requests = len(r.samples)
 			for m := range NumMetrics {
-				r.Stats[m] = summarize(r.Samples(t, m))
+				r.Stats[m] = Summarize(r.Samples(t, m))
 			}
 			for st, d := range stacks[r] {
 				r.Top = append(r.Top, StackTime{Stack: t.Stacks[st], Total: d})
@@ -156,8 +156,9 @@ func (t *Trace) Rows(groupings []report.Grouping, top int) []*Row {
 	return out
 }
 
-// summarize returns the mean and nearest-rank percentiles of xs.
-func summarize(xs []float64) Summary {
+// Summarize returns the mean and nearest-rank percentiles of xs, or a zero
+// Summary for none.
+func Summarize(xs []float64) Summary {
 	if len(xs) == 0 {
 		return Summary{}
 	}
