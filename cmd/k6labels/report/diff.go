@@ -647,9 +647,10 @@ type Shift struct {
 
 // uniform looks for a common change of the eligible reference rows: their
 // precision-weighted mean log change beyond noise at Alpha, every row's
-// change of its sign (all but a tenth with many rows), and the rows consistent with one change (Cochran's
-// Q not rejected at Alpha). With median normalization impossible, rows
-// are then divided by the common change of the others.
+// change of its sign (all but a tenth with many rows), the rows consistent with one change (Cochran's
+// Q not rejected at Alpha), and one change fitting them better than any
+// one row's alone. With median normalization impossible, rows are then
+// divided by the common change of the others.
 func (d *Diff) uniform() {
 	m := len(d.eligible)
 	if m < 2 {
@@ -678,6 +679,18 @@ func (d *Diff) uniform() {
 	p := stats.NormalTwoSided(mu / se)
 	if p > d.Alpha || stats.ChiSquareUpper(q, m-1) < d.Alpha {
 		return
+	}
+	// Nor one row's own change, which Q cannot tell with few rows: one
+	// common change fits the rows better than any one row's change alone,
+	// the others unchanged (both fits have one parameter).
+	var none float64 // the misfit of no change at all
+	for _, j := range d.eligible {
+		none += d.stat[j].l * d.stat[j].l / (d.stat[j].a + d.tau2)
+	}
+	for _, j := range d.eligible {
+		if none-d.stat[j].l*d.stat[j].l/(d.stat[j].a+d.tau2) <= q {
+			return
+		}
 	}
 	z := stats.NormalQuantile(0.975)
 	d.Uniform = &Shift{Change: math.Exp(mu) - 1, Low: math.Exp(mu-z*se) - 1, High: math.Exp(mu+z*se) - 1, Rows: m, P: p}

@@ -355,3 +355,36 @@ func TestDiffFalseAlarmRate(t *testing.T) {
 		t.Errorf("false alarm rate %.3f above alpha %.2f (limit %.3f)", rate, alpha, limit)
 	}
 }
+
+// TestDiffHeavyRouteNotCommon: /car, the route with most of the demo's CPU,
+// +30% beside routes that did not change is not read as every route moving
+// together, which would judge /car against its own change: a common change
+// needs the other rows to show it without any one of them.
+func TestDiffHeavyRouteNotCommon(t *testing.T) {
+	const pairs = 300
+	for i, sd := range []float64{0.03, 0.05} {
+		rng := rand.New(rand.NewPCG(uint64(40+i), 7))
+		uniform, worse := 0, 0
+		for range pairs {
+			s := sim{sd: sd}
+			after := s
+			after.factor = map[string]float64{"http://h:1/car": 1.3}
+			d, err := NewDiff(s.draw(rng), after.draw(rng), DiffOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Uniform != nil {
+				uniform++
+			}
+			for _, dr := range d.Rows {
+				if slices.Equal(dr.By, ByName) && dr.Key == "/car" && dr.Verdict == Worse {
+					worse++
+				}
+			}
+		}
+		t.Logf("between-run sd %.2f, /car +30%%: read as a common change in %d of %d pairs, /car worse in %d", sd, uniform, pairs, worse)
+		if uniform > pairs/20 {
+			t.Errorf("between-run sd %.2f: /car +30%% read as every route moving together in %d of %d pairs", sd, uniform, pairs)
+		}
+	}
+}
