@@ -70,7 +70,7 @@ func (df *diffFlags) register(c *common) {
 	c.fs.Var((*listFlag)(&df.after.profiles), "profile", "pprof CPU profile `file or URL` of the new run (repeatable)")
 	c.fs.StringVar(&c.by, "by", "scenario,name,scenario+name", "row `groupings`: scenario, name, scenario+name, comma-separated")
 	c.fs.StringVar(&df.failAbove, "fail-above", "", "exit with status 3 when a row's CPU per request grew by more than `P%` (normalized) beyond noise, and 4 when a row could not have shown such a change")
-	c.fs.BoolVar(&df.allowInconclusive, "allow-inconclusive", false, "with --fail-above: exit 0, not 4, when rows are inconclusive (the test could not see P% in them)")
+	c.fs.BoolVar(&df.allowInconclusive, "allow-inconclusive", false, "with --fail-above: exit 0, not 4, when rows are inconclusive (the test could not see P% in them) or untested (CPU without requests on a side)")
 	c.fs.Float64Var(&df.alpha, "alpha", 0.05, "family-wise false alarm rate of the beyond-noise test over all rows")
 	c.fs.Float64Var(&df.runSD, "run-sd", report.DefaultRunSD, "least between-run spread `σ` of a row's CPU per request (0.05 = 5% per run); 0: none, the sampling noise alone")
 	c.fs.StringVar(&df.normalize, "normalize", "median", "machine-speed normalization: median (of the k6_name rows' changes), total, none, or row:KEY (a control row, e.g. row:/health)")

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	httppprof "net/http/pprof"
@@ -313,5 +314,55 @@ func TestDiffGate(t *testing.T) {
 		"--fail-above", "80%", "--write-profiles", "")
 	if code != exitOK {
 		t.Errorf("same profile twice, --fail-above 80%%: exit %d; stderr: %s", code, stderr)
+	}
+}
+
+// TestDiffGateUntestedRow: a route with CPU in both runs but no k6
+// requests in the after run (its k6 name changed, say) has no CPU per
+// request there: the gate cannot pass it as "no row got costlier" (exit 4,
+// the row named), and the text lists it as untested.
+func TestDiffGateUntestedRow(t *testing.T) {
+	fx := fixture.Dir(t)
+	dir := t.TempDir()
+	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
+	k6 := fx4Requests(t, dir)
+	b, err := os.ReadFile(k6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept strings.Builder
+	for line := range strings.Lines(string(all)) {
+		if !strings.Contains(line, "18080/bike?") {
+			kept.WriteString(line)
+		}
+	}
+	noBike := writeGz(t, dir, "no-bike.json.gz", kept.String())
+	args := []string{"diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--fail-above", "70%", "--by", "name"}
+
+	// The control: the same runs pass (70%: every row could have shown it).
+	if code, _, stderr := runCLI(t, append(args, "--k6", k6)...); code != exitOK {
+		t.Fatalf("the same run twice: exit %d, want %d: %s", code, exitOK, stderr)
+	}
+	code, out, stderr := runCLI(t, append(args, "--k6", noBike)...)
+	if code != exitInconclusive {
+		t.Errorf("exit %d, want %d: %s", code, exitInconclusive, stderr)
+	}
+	for _, w := range []string{"k6_name=/bike has 245 and 245 samples but no k6 requests in the after run", "not tested"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q: %s", w, stderr)
+		}
+	}
+	for _, w := range []string{"No row got costlier beyond noise, but the diff cannot vouch for every row", "Untested rows: CPU without k6 requests on one side", "k6_name=/bike: 245 and 245 samples"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output does not say %q:\n%s", w, out)
+		}
 	}
 }

@@ -32,8 +32,9 @@ func parseFailAbove(s string) (float64, error) {
 }
 
 // inconclusive returns errInconclusive, naming the rows, when the diff
-// could not have seen a change of threshold in some row, or compared the
-// rows with their common change and that change is above threshold.
+// could not have seen a change of threshold in some row, could not test a
+// row with CPU, or compared the rows with their common change and that
+// change is above threshold.
 func inconclusive(d *report.Diff, threshold float64, failAbove string) error {
 	var why []string
 	if d.UniformAbove(threshold) {
@@ -56,6 +57,9 @@ func inconclusive(d *report.Diff, threshold float64, failAbove string) error {
 		} else {
 			why = append(why, fmt.Sprintf("%s=%s %s; %s", strings.Join(r.By, ","), r.Key, seen, d.TestableAfter(&r)))
 		}
+	}
+	for _, r := range d.Untested() {
+		why = append(why, fmt.Sprintf("%s=%s has %s, not tested", strings.Join(r.By, ","), r.Key, d.UntestedWhy(&r)))
 	}
 	if s := d.NoLengthEnough(rows); s != "" {
 		why = append(why, s)

@@ -145,9 +145,9 @@ func (d diffOut) writeWorse(w io.Writer, f Format) bool {
 // writeInconclusive writes the verdict line when no row got worse, and
 // the rows the diff cannot vouch for.
 func (d diffOut) writeInconclusive(w io.Writer, f Format, worse bool) {
-	inconclusive := d.Inconclusive()
+	inconclusive, untested := d.Inconclusive(), d.Untested()
 	if !worse {
-		if len(inconclusive) > 0 {
+		if len(inconclusive)+len(untested) > 0 {
 			fmt.Fprintln(w, "No row got costlier beyond noise, but the diff cannot vouch for every row:")
 		} else {
 			fmt.Fprintln(w, "No row got costlier beyond noise.")
@@ -158,6 +158,13 @@ func (d diffOut) writeInconclusive(w io.Writer, f Format, worse bool) {
 		heading(w, f, 3, "Inconclusive rows: within noise, but a change of "+report.Change(d.Detect)+" could have been too")
 		for _, dr := range inconclusive {
 			itemf(w, f, "%s=%s: %s; %s.", strings.Join(dr.By, ","), dr.Key, d.seen(&dr), d.TestableAfter(&dr))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(untested) > 0 {
+		heading(w, f, 3, "Untested rows: CPU without k6 requests on one side")
+		for _, dr := range untested {
+			itemf(w, f, "%s=%s: %s.", strings.Join(dr.By, ","), dr.Key, d.UntestedWhy(&dr))
 		}
 		fmt.Fprintln(w)
 	}

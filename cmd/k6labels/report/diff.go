@@ -157,6 +157,9 @@ const (
 	// a costlier request.
 	MixChange  = "mix change"
 	FewSamples = "few samples"
+	// NoRequests: CPU on both sides but no k6 requests on one side, so no
+	// CPU per request there; not tested.
+	NoRequests = "no requests"
 	InOverflow = "in _overflow?" // a side's row is InOverflow: not tested
 	Reference  = "reference"
 	OnlyBefore = "only before"
@@ -726,7 +729,7 @@ func (d *Diff) test() {
 		dr.AfterValue = d.measureOf(d.After, dr.After, dr.After.CPU)
 		st := d.stat[i]
 		if !st.ok {
-			dr.Verdict = FewSamples
+			dr.Verdict = NoRequests
 			continue
 		}
 		if strings.HasPrefix(d.method, "row:") && i == d.control {
@@ -899,6 +902,27 @@ func (d *Diff) uniformNote() {
 	default:
 		d.Notes = append(d.Notes, what+"; --normalize "+d.Normalize+" divides it out")
 	}
+}
+
+// Untested returns the rows with CPU (minSamples or more) that no test
+// could judge: CPU but no k6 requests on one side.
+func (d *Diff) Untested() []DiffRow {
+	var out []DiffRow
+	for _, dr := range d.Rows {
+		if dr.Verdict == NoRequests && dr.Before.Samples+dr.After.Samples >= minSamples {
+			out = append(out, dr)
+		}
+	}
+	return out
+}
+
+// UntestedWhy says why row dr, one of Untested, was not tested.
+func (d *Diff) UntestedWhy(dr *DiffRow) string {
+	side := "after"
+	if d.exposure(d.Before, dr.Before) <= 0 {
+		side = "before"
+	}
+	return fmt.Sprintf("%d and %d samples but no k6 requests in the %s run (do the k6 names of both runs match?)", dr.Before.Samples, dr.After.Samples, side)
 }
 
 // Inconclusive returns the rows whose verdict is inconclusive: within
