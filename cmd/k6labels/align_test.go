@@ -109,6 +109,20 @@ func TestTimeAlignment(t *testing.T) {
 		}
 	}
 
+	// diff says it of the side whose requests were left out, in text and json.
+	k6 := filepath.Join(fixture.Dir(t), "local", "run-fx4.json.gz")
+	code, out, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", partial)
+	if code != exitOK {
+		t.Fatalf("diff with k6 results 10 s later: exit %d: %s", code, stderr)
+	}
+	if w := fmt.Sprintf("after: Counted: only the %d of 9764 k6 requests made while the profiles ran", inside); !strings.Contains(out, w) || strings.Contains(out, "before: Counted") {
+		t.Errorf("diff does not say %q of the after run alone:\n%s", w, out)
+	}
+	_, out, _ = runCLI(t, "diff", "--format", "json", "--base-profile", cpu, "--base-k6", k6, "--profile", cpu, "--k6", partial)
+	if w := fmt.Sprintf(`"requests_outside_profiles": %d`, 9764-inside); !strings.Contains(out, w) {
+		t.Errorf("diff json does not say %s:\n%s", w, out)
+	}
+
 	little, _ := shiftedFx4(t, 15*time.Second, start, end)
 	code, _, stderr = runCLI(t, "report", "--k6", little, cpu)
 	if code != exitError || !strings.Contains(stderr, "have only 5.9s in common, less than 50% of the shorter") {

@@ -44,6 +44,14 @@ func (d diffOut) writeHeader(w io.Writer, f Format) {
 	heading(w, f, 2, "k6labels diff: "+d.Measure()+", before → after")
 	itemf(w, f, "before: %s, %s%s", d.Before.Source, d.Before.RunName("every test run"), report.Elapsed(d.Before))
 	itemf(w, f, "after:  %s, %s%s", d.After.Source, d.After.RunName("every test run"), report.Elapsed(d.After))
+	for _, r := range []struct {
+		side string
+		r    *report.Report
+	}{{"before", d.Before}, {"after", d.After}} {
+		if l := r.r.AlignLine(); l != "" {
+			itemf(w, f, "%s: %s", r.side, l)
+		}
+	}
 	if d.MatchName {
 		itemf(w, f, "Rows are matched by their full k6_name.")
 	} else {
@@ -207,9 +215,10 @@ type (
 	}
 	// jsonDiffSide is one run of the diff.
 	jsonDiffSide struct {
-		Source    string `json:"source"`                // where its profiles came from
-		TestRunID string `json:"test_run_id,omitempty"` // its k6_test_run_id
-		Requests  *int64 `json:"requests,omitempty"`    // its http_reqs; absent without k6 results
+		Source    string `json:"source"`                              // where its profiles came from
+		TestRunID string `json:"test_run_id,omitempty"`               // its k6_test_run_id
+		Requests  *int64 `json:"requests,omitempty"`                  // its http_reqs; absent without k6 results
+		Outside   int64  `json:"requests_outside_profiles,omitempty"` // k6 requests made outside its profiles' time span, not counted
 	}
 	// jsonDiffRow is one row of both runs.
 	jsonDiffRow struct {
@@ -258,7 +267,7 @@ func num(f float64) *float64 {
 }
 
 func side(r *report.Report) jsonDiffSide {
-	s := jsonDiffSide{Source: r.Source, TestRunID: r.RunID}
+	s := jsonDiffSide{Source: r.Source, TestRunID: r.RunID, Outside: r.Outside}
 	if r.HasRequests {
 		n := r.Requests
 		s.Requests = &n
