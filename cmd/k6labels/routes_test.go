@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/k6labels/k6labels"
 )
@@ -153,10 +156,15 @@ func TestRouteNamedService(t *testing.T) {
 			Low    float64  `json:"cpu_per_request_ms_low"`
 			High   float64  `json:"cpu_per_request_ms_high"`
 		} `json:"rows"`
-		Unmatched []any `json:"unmatched_names"`
+		Unmatched []any    `json:"unmatched_names"`
+		Notes     []string `json:"notes"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
+	}
+	const wordNote = "with a word where the route has a wildcard"
+	if slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, wordNote) }) {
+		t.Errorf("every route has its label, yet a note says some may not: %q", rep.Notes)
 	}
 	type got struct {
 		req            int64
@@ -183,6 +191,32 @@ func TestRouteNamedService(t *testing.T) {
 			t.Errorf("%s %.3f ms (%.3f–%.3f) / GET /cart/{id} %.3f ms (%.3f–%.3f): intervals exclude %v", r.label, g.est, g.low, g.high, base.est, base.low, base.high, ratio)
 		}
 		t.Logf("%-22s %4d requests %.3f ms (%.3f–%.3f)", r.label, g.req, g.est, g.low, g.high)
+	}
+
+	// GET /cart/new as a route that used no sampled CPU: no label names
+	// it, so its requests count under GET /cart/{id}, and a note says so.
+	p, err := profile.ParseData(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Sample = slices.DeleteFunc(p.Sample, func(s *profile.Sample) bool { return slices.Contains(s.Label["k6_name"], "GET /cart/new") })
+	unsampled := filepath.Join(dir, "unsampled.pb.gz")
+	f, err := os.Create(unsampled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, out, stderr = runCLI(t, "report", "--k6", k6file, "--by", "name", "--format", "json", unsampled)
+	rep.Notes = nil
+	if err := json.Unmarshal([]byte(out), &rep); code != exitOK || err != nil {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, stderr, out)
+	}
+	want := "GET " + srv.URL + "/cart/new (100 requests) under GET /cart/{id}"
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, wordNote) && strings.Contains(n, want) }) {
+		t.Errorf("no note says that %q may be a route of its own: %q", want, rep.Notes)
 	}
 
 	code, out, stderr = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6file, "--profile", cpu, "--k6", k6file, "--by", "name")

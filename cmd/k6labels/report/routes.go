@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/google/pprof/profile"
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
@@ -171,19 +172,20 @@ func (m *routeMatcher) match(method, name string) []string {
 // routeNames maps the k6 names that are no label to the route labels their
 // requests were served under, by k6's method tag and URL. It returns k6
 // results whose names are those labels (k unchanged when nothing maps),
-// how many names it mapped, and the k6 names that match several routes,
-// with their candidates.
-func routeNames(k *k6results.Results, labels []string) (*k6results.Results, int, []string) {
+// how many names it mapped, the k6 names that match several routes, with
+// their candidates, and those mapped with a word under a wildcard
+// (wordUnder).
+func routeNames(k *k6results.Results, labels []string) (*k6results.Results, int, []string, []string) {
 	if k == nil || len(labels) == 0 {
-		return k, 0, nil
+		return k, 0, nil, nil
 	}
 	m := newRouteMatcher(labels)
 	if len(m.muxes) == 0 && len(m.templates) == 0 {
-		return k, 0, nil
+		return k, 0, nil, nil
 	}
 	out := *k
 	out.Requests = map[k6results.Key]int64{}
-	var ambiguous []string
+	var ambiguous, words []string
 	mapped := 0
 	for _, key := range k.Keys() {
 		n := k.Requests[key]
@@ -210,6 +212,9 @@ func routeNames(k *k6results.Results, labels []string) (*k6results.Results, int,
 			case 0:
 			case 1:
 				to.Name, matched = ls[0], true
+				if wordUnder(ls[0], key.Name) {
+					words = append(words, fmt.Sprintf("%s %s (%d requests) under %s", cmp.Or(method, "GET"), key.Name, c, ls[0]))
+				}
 			default:
 				ambiguous = append(ambiguous, fmt.Sprintf("%s %s (%d requests): %s", cmp.Or(method, "GET"), key.Name, c, strings.Join(ls, ", ")))
 			}
@@ -220,9 +225,49 @@ func routeNames(k *k6results.Results, labels []string) (*k6results.Results, int,
 		}
 	}
 	if mapped == 0 {
-		return k, 0, ambiguous
+		return k, 0, ambiguous, nil
 	}
-	return &out, mapped, ambiguous
+	return &out, mapped, ambiguous, words
+}
+
+// wordUnder tells whether URL name's path has a word (letters, '-', '_';
+// no digit) where route has a one-segment wildcard, not a regexp: /cart/new under
+// GET /cart/{id} may be a route of its own that used no sampled CPU, so
+// that no label names it, where /cart/7 is what {id} is for.
+func wordUnder(route, name string) bool {
+	u, err := url.Parse(name)
+	if err != nil {
+		return false
+	}
+	if sm := methodPrefix.FindStringSubmatch(route); sm != nil {
+		route = sm[2]
+	}
+	rs, ps := strings.Split(route, "/"), strings.Split(u.Path, "/")
+	for i, r := range rs {
+		if i >= len(ps) || strings.HasPrefix(r, "*") || strings.HasSuffix(r, "...}") {
+			return false // past the path, or a wildcard of the rest
+		}
+		// ({name:re} says what it takes: a word it matches is meant.)
+		wild := strings.HasPrefix(r, ":") || strings.HasPrefix(r, "{") && strings.HasSuffix(r, "}") && !strings.Contains(r, ":")
+		if wild && isWord(ps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isWord tells whether s is two or more letters, '-' or '_', no digit.
+func isWord(s string) bool {
+	letters := 0
+	for _, c := range s {
+		switch {
+		case unicode.IsLetter(c):
+			letters++
+		case c != '-' && c != '_':
+			return false
+		}
+	}
+	return letters >= 2
 }
 
 // matchRoutes maps the k6 names of b's k6 results to route labels (see
@@ -232,13 +277,21 @@ func (b *builder) matchRoutes() {
 	if b.opts.K6 == nil || !ok {
 		return
 	}
-	k, mapped, ambiguous := routeNames(b.opts.K6, labels)
+	k, mapped, ambiguous, words := routeNames(b.opts.K6, labels)
 	if mapped > 0 {
 		b.r.Notes = append(b.r.Notes, fmt.Sprintf("the k6_name labels are routes: %d k6 request names that are no label were matched to the route each request was served under, by k6's method tag and URL (Go's ServeMux patterns by ServeMux itself; {name}, {name:re}, :name and * segments as chi, gorilla, Echo and Gin read them)", mapped))
 		b.opts.K6 = k
 	}
 	if len(ambiguous) > 0 {
 		b.r.Notes = append(b.r.Notes, fmt.Sprintf("%d k6 request names match several route labels and are counted for none (listed as unmatched): %s", len(ambiguous), strings.Join(ambiguous, "; ")))
+	}
+	if len(words) > 0 {
+		more := ""
+		if len(words) > 5 {
+			more = fmt.Sprintf("; and %d more", len(words)-5)
+			words = words[:5]
+		}
+		b.r.Notes = append(b.r.Notes, fmt.Sprintf("a route is known only from its label, so a route that used no sampled CPU is unknown and its requests count under the wildcard route they also match: check that these, with a word where the route has a wildcard, are not routes of their own: %s%s", strings.Join(words, "; "), more))
 	}
 }
 

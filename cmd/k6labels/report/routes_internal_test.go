@@ -38,3 +38,26 @@ func TestRouteMatcher(t *testing.T) {
 		}
 	}
 }
+
+// TestWordUnder: a word where a route has a one-segment wildcard (not a
+// regexp, not a wildcard of the rest) is what a route of its own may hide.
+func TestWordUnder(t *testing.T) {
+	for _, c := range []struct {
+		route, name string
+		want        bool
+	}{
+		{"GET /cart/{id}", "http://h/cart/new", true},
+		{"/item/:id", "http://h/item/latest-deals", true},
+		{"GET /cart/{id}", "http://h/cart/7", false},
+		{"GET /cart/{id}", "http://h/cart/a7", false},
+		{"GET /cart/{id}", "http://h/cart/x", false},
+		{"/user/{name:[a-z]+}", "http://h/user/alice", false},
+		{"/files/*", "http://h/files/readme", false},
+		{"GET /files/{path...}", "http://h/files/readme", false},
+		{"GET /cart/new", "http://h/cart/new", false},
+	} {
+		if got := wordUnder(c.route, c.name); got != c.want {
+			t.Errorf("wordUnder(%q, %q) = %v, want %v", c.route, c.name, got, c.want)
+		}
+	}
+}
