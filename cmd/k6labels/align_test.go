@@ -20,7 +20,15 @@ import (
 // end up in [from, to].
 func shiftedFx4(t *testing.T, d time.Duration, from, to time.Time) (string, int) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(fixture.Dir(t), "local", "run-fx4.json.gz"))
+	return shiftedK6(t, filepath.Join("local", "run-fx4.json.gz"), d, from, to)
+}
+
+// shiftedK6 writes the http_reqs points of the fixtures' k6 json file rel
+// with their times moved by d, and returns the file and how many requests
+// end up in [from, to].
+func shiftedK6(t *testing.T, rel string, d time.Duration, from, to time.Time) (string, int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(fixture.Dir(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +71,8 @@ func shiftedFx4(t *testing.T, d time.Duration, from, to time.Time) (string, int)
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("fx4-shifted-%s.json", d))
+	name := strings.TrimSuffix(filepath.Base(rel), ".json.gz")
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-shifted-%s.json", name, d))
 	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}

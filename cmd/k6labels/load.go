@@ -106,40 +106,7 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	}
 	opts.RunID = s.runID
 	if c.pyroscope != "" {
-		var span report.Span
-		if c.start != "" || c.end != "" {
-			start, end, err := c.window(nil)
-			if err != nil {
-				return nil, err
-			}
-			span = report.Span{Start: start, End: end}
-		}
-		if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
-			return nil, err
-		}
-		src, runID, notes, err := c.pyroscopeSource(ctx, opts.K6, s.runID, s.runFlag)
-		if err != nil {
-			return nil, err
-		}
-		opts.RunID = runID
-		w, stop := c.status("making the report")
-		defer stop()
-		opts.Progress = w
-		r, err := report.New(ctx, src, opts)
-		if err != nil {
-			return nil, err
-		}
-		r.Notes = append(r.Notes, notes...)
-		if ps, ok := src.(*pyrosource.Source); ok {
-			start, end := ps.Window()
-			if err := c.linkGrafana(r, start, end); err != nil {
-				return nil, err
-			}
-		}
-		if len(s.save) > 0 && r.Profile() != nil {
-			err = report.WriteProfile(s.save[0], r.Profile(), c.force)
-		}
-		return r, err
+		return c.loadPyroscope(ctx, s, opts)
 	}
 
 	readStart := time.Now()
@@ -159,6 +126,54 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 	r, err := c.build(ctx, s, ps, readStart, fromURL != "", opts)
 	if err != nil && fromURL != "" && len(s.save) == 0 {
 		err = fmt.Errorf("%w\n(the profile read from %s was not kept: add --write-profiles PREFIX to keep what is read)", err, fromURL)
+	}
+	return r, err
+}
+
+// loadPyroscope reads the k6 results of s, then makes its report from
+// Pyroscope, the k6 results checked against the time of the run's CPU.
+func (c *common) loadPyroscope(ctx context.Context, s side, opts report.Options) (*report.Report, error) {
+	var span report.Span
+	if c.start != "" || c.end != "" {
+		start, end, err := c.window(nil)
+		if err != nil {
+			return nil, err
+		}
+		span = report.Span{Start: start, End: end}
+	}
+	if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
+		return nil, err
+	}
+	src, runID, notes, incomplete, err := c.pyroscopeSource(ctx, opts.K6, s.runID, s.runFlag)
+	if err != nil {
+		return nil, err
+	}
+	opts.RunID = runID
+	if ps, ok := src.(*pyrosource.Source); ok && opts.K6 != nil {
+		note, err := c.alignRun(ctx, ps, s.k6, span, incomplete, &opts)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	w, stop := c.status("making the report")
+	defer stop()
+	opts.Progress = w
+	r, err := report.New(ctx, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.Notes = append(r.Notes, notes...)
+	if ps, ok := src.(*pyrosource.Source); ok {
+		start, end := ps.Window()
+		if err := c.linkGrafana(r, start, end); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.save) > 0 && r.Profile() != nil {
+		err = report.WriteProfile(s.save[0], r.Profile(), c.force)
 	}
 	return r, err
 }
@@ -213,6 +228,66 @@ func (c *common) readK6(ctx context.Context, path string, span report.Span, opts
 	}
 	opts.K6 = k
 	return nil
+}
+
+// alignRun checks the k6 results of path, read into opts over window
+// (--start/--end; zero: none), against the time in which the CPU of the
+// run of src lies in Pyroscope, as profiles' spans are checked: when some
+// requests are outside it, they are read again counting only those inside
+// ([report.CheckOverlap] refuses those of another run), and the run's CPU
+// must lie mostly while they were made ([report.CheckWindows]). It returns
+// a note, also warned on stderr, when some CPU lies outside them. When the
+// server may not hold the run's last CPU yet (incomplete), the requests
+// after its last profile are not checked.
+func (c *common) alignRun(ctx context.Context, src *pyrosource.Source, path string, window report.Span, incomplete bool, opts *report.Options) (string, error) {
+	ws, err := src.RunWindows(ctx)
+	if err != nil {
+		return "", err
+	}
+	span, ok := report.WindowsSpan(ws)
+	if !ok {
+		return "", nil // no CPU of one run: the report says what there is
+	}
+	k := opts.K6
+	if incomplete {
+		span.End = maxTime(span.End, k.AllEnd)
+	}
+	if !window.IsZero() {
+		span.Start, span.End = maxTime(span.Start, window.Start), minTime(span.End, window.End)
+	}
+	if k.AllStart.Before(span.Start.Add(-report.SpanSlack)) || k.AllEnd.After(span.End.Add(report.SpanSlack)) {
+		if err := c.readK6(ctx, path, span, opts); err != nil {
+			return "", fmt.Errorf("%w (the profiles' time span is that of run %s's CPU in %s: %s)", err, opts.RunID, src, runSpanWhy)
+		}
+	}
+	outside, err := report.CheckWindows(ws, opts.K6)
+	if err != nil {
+		return "", fmt.Errorf("k6 results %s: %w (%s)", path, err, runSpanWhy)
+	}
+	if outside == 0 {
+		return "", nil
+	}
+	note := fmt.Sprintf("%.2fs of the run's CPU is in Pyroscope profiles whose time holds none of the k6 requests counted (%s); it is counted, so CPU per request may be high by up to that much: check that the k6 results are the whole run's",
+		outside.Seconds(), report.Span{Start: opts.K6.Start, End: opts.K6.End})
+	fmt.Fprintf(c.stderr, "k6labels: warning: %s\n", note)
+	return note, nil
+}
+
+// runSpanWhy says how the time of a run's CPU in Pyroscope is known.
+var runSpanWhy = fmt.Sprintf("a profile is stamped with the start of pyroscope-go's %s window, to the second", report.PyroscopeWindow)
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // saveRead writes the profiles ps as read to paths: one path for them all

@@ -171,54 +171,55 @@ func (c *common) runsWindow() (time.Time, time.Time, error) {
 // pyroscopeSource returns the source of one run's report: the run given
 // (runID, given by runFlag, "" for --run-id), else the only one in the k6
 // results' range. With k6 results it first waits for the run's last window
-// to be uploaded. It returns the run it chose and notes for the report.
-func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID, runFlag string) (report.Source, string, []string, error) {
+// to be uploaded. It returns the run it chose, notes for the report, and
+// whether the server may not hold the run's last CPU yet.
+func (c *common) pyroscopeSource(ctx context.Context, k *k6results.Results, runID, runFlag string) (src report.Source, id string, notes []string, incomplete bool, err error) {
 	start, end, err := c.window(k) // --start/--end, else k ± --margin, else --since
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, false, err
 	}
 	base, err := newPyroscopeSource(c, start, end)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, false, err
 	}
-	var incomplete string
+	var missing string
 	if k != nil {
-		if incomplete, err = c.waitUploaded(ctx, base, k.End); err != nil {
-			return nil, "", nil, err
+		if missing, err = c.waitUploaded(ctx, base, k.End); err != nil {
+			return nil, "", nil, false, err
 		}
 	}
 	switch {
 	case runID == "":
-		id, err := onlyRun(ctx, base, k != nil, cmp.Or(runFlag, "--run-id"), start, end)
+		only, err := onlyRun(ctx, base, k != nil, cmp.Or(runFlag, "--run-id"), start, end)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, false, err
 		}
-		if id == "" {
-			return base, "", nil, nil // no run, or several without k6 results: New says so
+		if only == "" {
+			return base, "", nil, false, nil // no run, or several without k6 results: New says so
 		}
-		runID = id
+		runID = only
 	case runID != report.LocalRun:
 		if base, err = checkRun(ctx, base, runID, start, end); err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, false, err
 		}
 	}
 	// The note of an incomplete upload, once the run's data is known to
 	// be there (else the error that it is not says more).
-	notes, err := c.incompleteNote(incomplete)
+	notes, err = c.incompleteNote(missing)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, false, err
 	}
 	if runID != report.LocalRun || k == nil || c.start != "" || c.end != "" {
-		return base.ForRun(runID), runID, notes, nil
+		return base.ForRun(runID), runID, notes, missing != "", nil
 	}
-	src, note, err := c.localSource(ctx, base, k)
+	local, note, err := c.localSource(ctx, base, k)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, false, err
 	}
 	if note != "" {
 		notes = append(notes, note)
 	}
-	return src, runID, notes, nil
+	return local, runID, notes, missing != "", nil
 }
 
 // onlyRun returns the only run of base's window; "" when there is none,

@@ -491,3 +491,38 @@ func (s *Source) LocalOutside(ctx context.Context, margin time.Duration) (before
 	}
 	return s.count(nanosBefore).CPU, s.count(nanosAfter).CPU, nil
 }
+
+// RunWindows returns the windows in which the CPU of the source's run
+// lies, from one SelectSeries of the run's samples in 1 s steps over the
+// source's window (widened to whole seconds): a point at t holds the
+// profiles stamped in (t−1s, t], and pyroscope-go stamps a profile with
+// the start of its [report.PyroscopeWindow], so the point's CPU lies in
+// [t−1s, t+window). Points of profiles stamped before the window's start
+// are left out, as the report's queries leave them out. A source of every
+// run (no [Source.ForRun]) or of [report.LocalRun] (whose samples share
+// their selector with those without k6 labels) has none.
+func (s *Source) RunWindows(ctx context.Context) ([]report.Window, error) {
+	if s.run == "" || s.run == report.LocalRun {
+		return nil, nil
+	}
+	q := s.query()
+	q.Start = s.start.Truncate(time.Second)
+	if q.End = s.end.Truncate(time.Second); q.End.Before(s.end) {
+		q.End = q.End.Add(time.Second)
+	}
+	series, err := s.c.SelectSeries(ctx, q, nil, time.Second)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	var ws []report.Window
+	for _, ser := range series {
+		for _, p := range ser.Points {
+			from := p.Time.Add(-time.Second)
+			if p.Value <= 0 || from.Before(q.Start) {
+				continue
+			}
+			ws = append(ws, report.Window{Span: report.Span{Start: from, End: p.Time.Add(report.PyroscopeWindow)}, CPU: s.count(p.Value).CPU})
+		}
+	}
+	return ws, nil
+}

@@ -94,3 +94,55 @@ func (r *Report) AlignLine() string {
 	return fmt.Sprintf("Counted: only the %d of %d k6 requests made while the profiles ran; the %d others (the k6 results run %s) are outside them.",
 		r.Requests, r.Requests+r.Outside, r.Outside, r.K6Span)
 }
+
+// A Window is CPU known to lie somewhere in a span, no closer: that of a
+// point of a Pyroscope series, whose profiles were stamped within its
+// step and each hold the CPU of the window after its stamp.
+type Window struct {
+	Span
+	CPU time.Duration
+}
+
+// WindowsSpan returns the time ws cover, from the earliest start to the
+// latest end, as [ProfileSpan] does for profiles; ok is false when ws is
+// empty.
+func WindowsSpan(ws []Window) (s Span, ok bool) {
+	for _, w := range ws {
+		if s.Start.IsZero() || w.Start.Before(s.Start) {
+			s.Start = w.Start
+		}
+		if w.End.After(s.End) {
+			s.End = w.End
+		}
+	}
+	return s, len(ws) > 0
+}
+
+// CheckWindows checks k6 results k, read and checked by [CheckOverlap]
+// with the span of ws as their window, against the windows ws in which a
+// run's CPU lies: CPU in a window that ends before k's first counted
+// request or starts after its last (widened by [SpanSlack]) was spent
+// while none of them was made. It returns an error wrapping
+// [ErrNoOverlap], with both time ranges, when less than [MinOverlap] of the
+// CPU is in windows that meet k's range; else the CPU outside (0 if none),
+// which a report of ws counts over k's requests.
+func CheckWindows(ws []Window, k *k6results.Results) (time.Duration, error) {
+	if len(ws) == 0 || k == nil || k.Total == 0 {
+		return 0, nil
+	}
+	reqs := Span{k.Start, k.End}
+	from, to := reqs.Start.Add(-SpanSlack), reqs.End.Add(SpanSlack)
+	var all, outside time.Duration
+	for _, w := range ws {
+		all += w.CPU
+		if !w.End.After(from) || w.Start.After(to) {
+			outside += w.CPU
+		}
+	}
+	if all > 0 && float64(all-outside) < MinOverlap*float64(all) {
+		span, _ := WindowsSpan(ws)
+		return 0, fmt.Errorf("%w: its requests (%s) can account for only %.2fs of the %.2fs of CPU in the profiles (%s), less than %.0f%%: the other %.2fs is in profiles whose time holds none of them: give the k6 results of the run the profiles were taken during",
+			ErrNoOverlap, reqs, (all - outside).Seconds(), all.Seconds(), span, 100*MinOverlap, outside.Seconds())
+	}
+	return outside, nil
+}
