@@ -122,7 +122,8 @@ func connTruth(p *profile.Profile, roots []string) (conn, work time.Duration) {
 }
 
 // checkConnCase runs the command on run's profile and k6 results and
-// checks the report (checkConnReport).
+// checks the report (checkConnReport), whose note, the CPU being no
+// gRPC's, does not send to k6grpc.
 func checkConnCase(t *testing.T, run connRun) {
 	t.Helper()
 	dir := t.TempDir()
@@ -135,6 +136,9 @@ func checkConnCase(t *testing.T, run connRun) {
 		t.Fatal(err)
 	}
 	checkConnReport(t, run, "report", "--k6", k6file, "--by", "name", cpu)
+	if _, out, _ := runCLI(t, "report", "--format", "json", "--k6", k6file, "--by", "name", cpu); strings.Contains(out, "k6grpc") {
+		t.Errorf("the report of connection goroutines that are not gRPC's names k6grpc:\n%s", out)
+	}
 }
 
 // TestConnectionGoroutinesHTTP2: a labelled handler makes the first call
