@@ -147,9 +147,13 @@ func checkConnCase(t *testing.T, run connRun) {
 // Later unlabelled downloads on that connection burn CPU in the read loop
 // (TLS decryption, frames). The report counts it in the connection row, in
 // no k6 row; it would miss it without net/http's HTTP/2 read loop in
-// connRoots.
+// connRoots (under Go 1.26 the bundled http2ClientConn's, under Go 1.27
+// that of net/http/internal/http2).
 func TestConnectionGoroutinesHTTP2(t *testing.T) {
-	roots := []string{"net/http.(*http2ClientConn).readLoop", "net/http.(*http2clientConnReadLoop).run"}
+	roots := []string{
+		"net/http.(*http2ClientConn).readLoop", "net/http.(*http2clientConnReadLoop).run", // Go 1.26
+		"net/http/internal/http2.(*ClientConn).readLoop", "net/http/internal/http2.(*clientConnReadLoop).run", // Go 1.27
+	}
 	run := recordConnCase(t, roots, func(t *testing.T) connCase {
 		big := bytes.Repeat([]byte("x"), 1<<20)
 		backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

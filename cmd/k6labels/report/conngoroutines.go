@@ -44,7 +44,12 @@ var connRoots = []string{
 	// calls run, which may be inlined into it).
 	"net/http.(*http2ClientConn).readLoop",
 	"net/http.(*http2clientConnReadLoop).run",
-	// golang.org/x/net/http2's Transport, the same.
+	// The same in Go 1.27, whose net/http has its HTTP/2 in a package of its
+	// own, which golang.org/x/net/http2's Transport (v0.60) uses there too.
+	"net/http/internal/http2.(*ClientConn).readLoop",
+	"net/http/internal/http2.(*clientConnReadLoop).run",
+	// golang.org/x/net/http2's own Transport (before Go 1.27, or built
+	// with the http2legacy tag), the same.
 	"golang.org/x/net/http2.(*ClientConn).readLoop",
 	"golang.org/x/net/http2.(*clientConnReadLoop).run",
 	// gRPC's client transport: reader, keepalive, and the goroutine that

@@ -25,8 +25,12 @@ import (
 
 // xnetRoots are the root functions of golang.org/x/net/http2's client
 // connection reader (v0.60), found here independently of the command's
-// list.
-var xnetRoots = []string{"golang.org/x/net/http2.(*ClientConn).readLoop", "golang.org/x/net/http2.(*clientConnReadLoop).run"}
+// list: its own before Go 1.27, net/http's from Go 1.27, which it then
+// wraps.
+var xnetRoots = []string{
+	"golang.org/x/net/http2.(*ClientConn).readLoop", "golang.org/x/net/http2.(*clientConnReadLoop).run",
+	"net/http/internal/http2.(*ClientConn).readLoop", "net/http/internal/http2.(*clientConnReadLoop).run",
+}
 
 // TestConnectionGoroutinesXNetHTTP2: a labelled handler makes the first
 // call of a shared client whose transport is golang.org/x/net/http2's, to
@@ -95,8 +99,9 @@ func recordXNet(t *testing.T) (*profile.Profile, string) {
 	backend.EnableHTTP2 = true
 	backend.StartTLS()
 	defer backend.Close()
-	tr := &http2.Transport{TLSClientConfig: backend.Client().Transport.(*http.Transport).TLSClientConfig}
-	defer tr.CloseIdleConnections()
+	// x/net's own Transport, deprecated for net/http's, is what is tested.
+	tr := &http2.Transport{TLSClientConfig: backend.Client().Transport.(*http.Transport).TLSClientConfig} //nolint:staticcheck // see above
+	defer tr.CloseIdleConnections()                                                                       //nolint:staticcheck // see above
 	shared := &http.Client{Transport: tr}
 	get := func(path string) error {
 		resp, err := shared.Get(backend.URL + path)
