@@ -168,7 +168,7 @@ func first(vs []string) string {
 
 // connLabel marks, in a [Source]'s profile, a sample of a connection
 // goroutine; its k6 labels are taken off.
-const connLabel = "k6labels_connection_goroutine"
+const connLabel = report.ConnLabel
 
 // splitConnGoroutines returns p with the k6 labels taken off the samples of
 // connection goroutines that carry them (marked with connLabel instead);

@@ -308,8 +308,12 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	for id, c := range totals {
 		r.Total = r.Total.Plus(c)
 		if id == ConnectionRow {
+			grpc, err := connGRPC(ctx, src)
+			if err != nil {
+				return nil, err
+			}
 			r.Connections = c
-			r.Notes = append(r.Notes, connNote(c))
+			r.Notes = append(r.Notes, connNote(c, grpc))
 			continue
 		}
 		if id != "" {
@@ -658,7 +662,7 @@ func (b *builder) fill(row *Row, matches ...[]Matcher) (Count, error) {
 	}
 	var conn Count
 	if b.conn {
-		p, conn = withoutConn(p, b.opts.SamplePeriod)
+		p, conn, _ = withoutConn(p, b.opts.SamplePeriod)
 	}
 	b.setProfile(row, p)
 	return conn, nil
