@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
 // TestConnectionGoroutines: a labelled handler calls a backend on
@@ -182,4 +183,31 @@ func checkConnReport(t *testing.T, run connRun, args ...string) {
 		t.Errorf("text output has no row of the connection goroutines:\n%s", out)
 	}
 	t.Logf("connection goroutines %.3fs, request work %.3fs", conn.Seconds(), work.Seconds())
+}
+
+// TestOnlyConnectionGoroutines: a profile whose k6-labelled CPU is all in
+// connection goroutines (the requests' own work unsampled) is refused with
+// that reason, not as a profile without k6 labels.
+func TestOnlyConnectionGoroutines(t *testing.T) {
+	run := recordConnRun(t)
+	p, err := profile.ParseData(run.profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Sample = slices.DeleteFunc(p.Sample, func(s *profile.Sample) bool {
+		return len(s.Label["k6_name"]) > 0 && !report.ConnGoroutine(s)
+	})
+	file := filepath.Join(t.TempDir(), "conn.pb.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, _, stderr := runCLI(t, "report", file)
+	if code != exitError || !strings.Contains(stderr, "ran in connection goroutines that labelled requests started, none in the requests themselves") {
+		t.Errorf("exit %d, want %d and the reason: %s", code, exitError, stderr)
+	}
 }

@@ -331,6 +331,9 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	switch {
 	case len(runs) == 0 && r.Total.Samples == 0:
 		return nil, fmt.Errorf("%w: %s has no CPU samples at all", ErrNoData, r.Source)
+	case len(runs) == 0 && r.Connections.Samples > 0:
+		return nil, fmt.Errorf("%w: all of the k6-labelled CPU in %s (%s) ran in connection goroutines that labelled requests started, none in the requests themselves: give the clients the service calls in requests k6labels.NewTransport (gRPC channels: k6grpc.NewClient), or profile longer",
+			ErrNoData, r.Source, Secs(r.Connections.CPU))
 	case len(runs) == 0:
 		return nil, unlabelledError(src, r.Total, r.Source)
 	case opts.RunID != "" && !slices.Contains(runs, opts.RunID):
