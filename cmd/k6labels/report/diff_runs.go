@@ -99,9 +99,11 @@ func mergeRuns(runs []*Report) *Report {
 }
 
 // runValues returns the log CPU per request (Haldane's +½) of the row
-// with key in each run that has requests on it.
-func (d *Diff) runValues(runs []*Report, g Grouping, key string) []float64 {
+// with key in each run that has requests on it, and the sum of their
+// Poisson variances, 1/(k+½) each.
+func (d *Diff) runValues(runs []*Report, g Grouping, key string) ([]float64, float64) {
 	var out []float64
+	var pv float64
 	for _, r := range runs {
 		var k, n int64
 		for _, row := range r.RowsBy(g) {
@@ -112,9 +114,10 @@ func (d *Diff) runValues(runs []*Report, g Grouping, key string) []float64 {
 		}
 		if n > 0 {
 			out = append(out, math.Log((float64(k)+0.5)/float64(n)))
+			pv += 1 / (float64(k) + 0.5)
 		}
 	}
-	return out
+	return out, pv
 }
 
 // rankTest decides each tested row by a Mann–Whitney test over the runs.
@@ -134,8 +137,8 @@ func (d *Diff) rankTest(before, after []*Report) {
 		default:
 			continue
 		}
-		x := d.runValues(before, dr.By, dr.Key)
-		y := d.runValues(after, dr.By, dr.Key)
+		x, px := d.runValues(before, dr.By, dr.Key)
+		y, py := d.runValues(after, dr.By, dr.Key)
 		if len(x) < minRankRuns || len(y) < minRankRuns {
 			dr.Verdict, dr.P, dr.Beyond = FewSamples, 1, false
 			continue
@@ -145,7 +148,9 @@ func (d *Diff) rankTest(before, after []*Report) {
 			y[j] -= shift
 		}
 		c := cand{i: i, x: x, y: y, p: stats.MannWhitney(x, y), l: stats.Mean(y) - stats.Mean(x)}
-		c.spread = math.Sqrt((stats.SumSquares(x) + stats.SumSquares(y)) / float64(len(x)+len(y)-2))
+		// Runs that happen to agree still hold sampling noise: the spread
+		// is at least the runs' mean Poisson deviation.
+		c.spread = math.Sqrt(max((stats.SumSquares(x)+stats.SumSquares(y))/float64(len(x)+len(y)-2), (px+py)/float64(len(x)+len(y))))
 		cs = append(cs, c)
 	}
 	d.Tested = len(cs)

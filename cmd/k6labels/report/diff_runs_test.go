@@ -189,3 +189,33 @@ func TestDiffMedianLeavesRowOut(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRunsAgreeingRunsKeepNoise: six runs per side with exactly the
+// same samples do not make the rank test's intervals ±0%: each run's count
+// holds Poisson noise, so "/" (1 sample per run) cannot be same, and /car
+// (1,724 per run) is within a few percent, not exactly.
+func TestDiffRunsAgreeingRunsKeepNoise(t *testing.T) {
+	var runs []*Report
+	for range 6 {
+		runs = append(runs, exactReport(nil))
+	}
+	d, err := NewDiffRuns(runs, runs, DiffOptions{Normalize: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dr := range d.Rows {
+		if !slices.Equal(dr.By, ByName) {
+			continue
+		}
+		switch dr.Key {
+		case "/":
+			if dr.Verdict == Same || dr.Low > -0.5 {
+				t.Errorf("/ (1 sample per run): %s, %+.1f%% … %+.1f%%: runs that agree are taken for no noise", dr.Verdict, 100*dr.Low, 100*dr.High)
+			}
+		case "/car":
+			if w := dr.High - dr.Low; w < 0.02 || w > 0.2 {
+				t.Errorf("/car: interval %+.2f%% … %+.2f%%, want the Poisson width of 1,724 samples a run", 100*dr.Low, 100*dr.High)
+			}
+		}
+	}
+}
