@@ -70,14 +70,18 @@ func reportPaths(prefix string, n int) []string {
 	return out
 }
 
+// k6Flush is how long k6 may take to write a request to its json or csv
+// output: it writes them at least once a second.
+const k6Flush = 2 * time.Second
+
 // waitK6Flush waits, after a profile read during which the k6 results file
-// was written, for k6 to flush the requests of the profile's last second (k6
-// writes its json and csv outputs at least once a second); tests replace it.
+// was written, for k6 to flush the requests of the profile's last second;
+// tests replace it.
 var waitK6Flush = func(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(2 * time.Second):
+	case <-time.After(k6Flush):
 		return nil
 	}
 }
@@ -207,6 +211,11 @@ func (c *common) readK6(ctx context.Context, path string, span report.Span, opts
 	k, err := k6results.ReadFileWith(ctx, path, k6results.Options{MaxBytes: int64(c.maxK6), From: from, To: to})
 	if err != nil {
 		return err
+	}
+	if k.Truncated != nil && !span.IsZero() && k.AllEnd.Add(k6Flush).Before(span.End) {
+		return fmt.Errorf("k6 results %s: k6 is still writing the file: %s, and its last request (%s) is before the profiles' end (%s): "+
+			"wait for k6 to finish and pass the saved profile file, or run k6 with a plain --out json=FILE (k6 completes gzip output only when it exits)",
+			path, k.Truncated, k.AllEnd.Format(time.RFC3339Nano), span.End.Format(time.RFC3339Nano))
 	}
 	if err := report.CheckOverlap(span, k); err != nil {
 		return fmt.Errorf("k6 results %s: %w", path, err)
