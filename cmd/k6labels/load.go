@@ -94,7 +94,8 @@ type side struct {
 	runFlag  string
 	profiles []string
 	// save is where the profiles read are written as soon as they are read:
-	// one path for them merged, or one per profile; nil: not kept.
+	// one path for them merged, or one per profile; nil: none (an error
+	// after the read still keeps those read from URLs: keepOnError).
 	save []string
 }
 
@@ -148,23 +149,91 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 
 	readStart := time.Now()
 	ps, err := c.readProfiles(ctx, s.profiles)
+	fromURL := false
+	for i, p := range ps {
+		if p != nil && isURL(s.profiles[i]) {
+			c.fromURL = append(c.fromURL, urlRead{url: s.profiles[i], p: p})
+			fromURL = true
+		}
+	}
 	if err != nil {
 		return nil, c.saveSome(s.save, ps, err)
-	}
-	fromURL := ""
-	for _, p := range s.profiles {
-		if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			fromURL = p
-		}
 	}
 	if err := c.saveRead(s.save, ps); err != nil {
 		return nil, err
 	}
-	r, err := c.build(ctx, s, ps, readStart, fromURL != "", opts)
-	if err != nil && fromURL != "" && len(s.save) == 0 {
-		err = fmt.Errorf("%w\n(the profile read from %s was not kept: add --write-profiles PREFIX to keep what is read)", err, fromURL)
+	return c.build(ctx, s, ps, readStart, fromURL, opts)
+}
+
+// isURL tells whether a profile is given as an http(s) URL.
+func isURL(where string) bool {
+	u, err := url.Parse(where)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// urlRead is a profile read from a URL.
+type urlRead struct {
+	url  string
+	p    *profile.Profile
+	kept bool // in a file: --write-profiles wrote it, or keepOnError did
+}
+
+// markKept records that the profiles ps, as read, are in files.
+func (c *common) markKept(ps ...*profile.Profile) {
+	for i := range c.fromURL {
+		for _, p := range ps {
+			if c.fromURL[i].p == p {
+				c.fromURL[i].kept = true
+			}
+		}
 	}
-	return r, err
+}
+
+// keepOnError returns err, after saving, when it is not nil, each profile
+// read from a URL that is in no file yet (--write-profiles was not given)
+// to a new file of its own in the OS temp folder, said in the error: no
+// profile read from a URL is thrown away, and the current folder is never
+// written to unasked.
+func (c *common) keepOnError(err error) error {
+	if err == nil {
+		return nil
+	}
+	for i := range c.fromURL {
+		u := &c.fromURL[i]
+		if u.kept {
+			continue
+		}
+		where := u.url
+		if pu, perr := url.Parse(u.url); perr == nil {
+			where = pu.Redacted()
+		}
+		path, werr := keepTemp(u.p)
+		if werr != nil {
+			err = fmt.Errorf("%w\n(the profile read from %s could not be kept: %v; add --write-profiles PREFIX to keep what is read)", err, where, werr)
+			continue
+		}
+		u.kept = true
+		err = fmt.Errorf("%w\n(the profile read from %s is kept in %s: pass %s instead of the URL to try again)", err, where, path, path)
+	}
+	return err
+}
+
+// keepTemp writes p to a new file in the OS temp folder and returns its
+// path.
+func keepTemp(p *profile.Profile) (string, error) {
+	f, err := os.CreateTemp("", "k6labels-profile-*.pb.gz")
+	if err != nil {
+		return "", err
+	}
+	err = p.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
 }
 
 // build reads the k6 results of s after its profiles ps were read and makes
@@ -230,6 +299,7 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 	if len(paths) == 0 {
 		return nil
 	}
+	read := ps
 	if len(paths) == 1 && len(ps) > 1 {
 		p, err := profile.Merge(ps)
 		if err != nil {
@@ -242,6 +312,7 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 			return err
 		}
 	}
+	c.markKept(read...)
 	if w := c.progress(); w != nil {
 		fmt.Fprintf(w, "k6labels: profiles written to %s\n", strings.Join(paths, ", "))
 	}
@@ -264,6 +335,7 @@ func (c *common) saveSome(paths []string, ps []*profile.Profile, err error) erro
 			return errors.Join(err, werr)
 		}
 		kept = append(kept, paths[i])
+		c.markKept(p)
 	}
 	if len(kept) == 0 {
 		return err
