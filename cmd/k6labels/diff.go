@@ -50,10 +50,10 @@ and prints the go tool pprof command of the worst row's diff flame graph.
 	}
 	d, err := df.compare(ctx, c, by, beforeRuns, afterRuns)
 	if err != nil {
-		return err
+		return c.keepOnError(err)
 	}
 	if err := df.write(c, d, stdout, stderr); err != nil {
-		return err
+		return c.keepOnError(err)
 	}
 	return df.gate(d)
 }

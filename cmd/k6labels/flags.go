@@ -43,7 +43,10 @@ type common struct {
 	args      []string // positional arguments, wherever they stood among the flags
 	save      string   // --write-profiles PREFIX: keep the profiles read
 	force     bool     // --force: overwrite the files --write-profiles names
-	pyro      pyroFlags
+	// fromURL are the profiles read from URLs, kept until the command
+	// ends so that an error can save them (see keepOnError).
+	fromURL []urlRead
+	pyro    pyroFlags
 	limits
 }
 

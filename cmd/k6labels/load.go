@@ -70,14 +70,18 @@ func reportPaths(prefix string, n int) []string {
 	return out
 }
 
+// k6Flush is how long k6 may take to write a request to its json or csv
+// output: it writes them at least once a second.
+const k6Flush = 2 * time.Second
+
 // waitK6Flush waits, after a profile read during which the k6 results file
-// was written, for k6 to flush the requests of the profile's last second (k6
-// writes its json and csv outputs at least once a second); tests replace it.
+// was written, for k6 to flush the requests of the profile's last second;
+// tests replace it.
 var waitK6Flush = func(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(2 * time.Second):
+	case <-time.After(k6Flush):
 		return nil
 	}
 }
@@ -90,7 +94,8 @@ type side struct {
 	runFlag  string
 	profiles []string
 	// save is where the profiles read are written as soon as they are read:
-	// one path for them merged, or one per profile; nil: not kept.
+	// one path for them merged, or one per profile; nil: none (an error
+	// after the read still keeps those read from URLs: keepOnError).
 	save []string
 }
 
@@ -111,23 +116,91 @@ func (c *common) load(ctx context.Context, s side, opts report.Options) (*report
 
 	readStart := time.Now()
 	ps, err := c.readProfiles(ctx, s.profiles)
+	fromURL := false
+	for i, p := range ps {
+		if p != nil && isURL(s.profiles[i]) {
+			c.fromURL = append(c.fromURL, urlRead{url: s.profiles[i], p: p})
+			fromURL = true
+		}
+	}
 	if err != nil {
 		return nil, c.saveSome(s.save, ps, err)
-	}
-	fromURL := ""
-	for _, p := range s.profiles {
-		if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			fromURL = p
-		}
 	}
 	if err := c.saveRead(s.save, ps); err != nil {
 		return nil, err
 	}
-	r, err := c.build(ctx, s, ps, readStart, fromURL != "", opts)
-	if err != nil && fromURL != "" && len(s.save) == 0 {
-		err = fmt.Errorf("%w\n(the profile read from %s was not kept: add --write-profiles PREFIX to keep what is read)", err, fromURL)
+	return c.build(ctx, s, ps, readStart, fromURL, opts)
+}
+
+// isURL tells whether a profile is given as an http(s) URL.
+func isURL(where string) bool {
+	u, err := url.Parse(where)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// urlRead is a profile read from a URL.
+type urlRead struct {
+	url  string
+	p    *profile.Profile
+	kept bool // in a file: --write-profiles wrote it, or keepOnError did
+}
+
+// markKept records that the profiles ps, as read, are in files.
+func (c *common) markKept(ps ...*profile.Profile) {
+	for i := range c.fromURL {
+		for _, p := range ps {
+			if c.fromURL[i].p == p {
+				c.fromURL[i].kept = true
+			}
+		}
 	}
-	return r, err
+}
+
+// keepOnError returns err, after saving, when it is not nil, each profile
+// read from a URL that is in no file yet (--write-profiles was not given)
+// to a new file of its own in the OS temp folder, said in the error: no
+// profile read from a URL is thrown away, and the current folder is never
+// written to unasked.
+func (c *common) keepOnError(err error) error {
+	if err == nil {
+		return nil
+	}
+	for i := range c.fromURL {
+		u := &c.fromURL[i]
+		if u.kept {
+			continue
+		}
+		where := u.url
+		if pu, perr := url.Parse(u.url); perr == nil {
+			where = pu.Redacted()
+		}
+		path, werr := keepTemp(u.p)
+		if werr != nil {
+			err = fmt.Errorf("%w\n(the profile read from %s could not be kept: %v; add --write-profiles PREFIX to keep what is read)", err, where, werr)
+			continue
+		}
+		u.kept = true
+		err = fmt.Errorf("%w\n(the profile read from %s is kept in %s: pass %s instead of the URL to try again)", err, where, path, path)
+	}
+	return err
+}
+
+// keepTemp writes p to a new file in the OS temp folder and returns its
+// path.
+func keepTemp(p *profile.Profile) (string, error) {
+	f, err := os.CreateTemp("", "k6labels-profile-*.pb.gz")
+	if err != nil {
+		return "", err
+	}
+	err = p.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("writing %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
 }
 
 // loadPyroscope reads the k6 results of s, then makes its report from
@@ -223,6 +296,11 @@ func (c *common) readK6(ctx context.Context, path string, span report.Span, opts
 	if err != nil {
 		return err
 	}
+	if k.Truncated != nil && !span.IsZero() && k.AllEnd.Add(k6Flush).Before(span.End) {
+		return fmt.Errorf("k6 results %s: k6 is still writing the file: %s, and its last request (%s) is before the profiles' end (%s): "+
+			"wait for k6 to finish and pass the saved profile file, or run k6 with a plain --out json=FILE (k6 completes gzip output only when it exits)",
+			path, k.Truncated, k.AllEnd.Format(time.RFC3339Nano), span.End.Format(time.RFC3339Nano))
+	}
 	if err := report.CheckOverlap(span, k); err != nil {
 		return fmt.Errorf("k6 results %s: %w", path, err)
 	}
@@ -296,6 +374,7 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 	if len(paths) == 0 {
 		return nil
 	}
+	read := ps
 	if len(paths) == 1 && len(ps) > 1 {
 		p, err := profile.Merge(ps)
 		if err != nil {
@@ -308,6 +387,7 @@ func (c *common) saveRead(paths []string, ps []*profile.Profile) error {
 			return err
 		}
 	}
+	c.markKept(read...)
 	if w := c.progress(); w != nil {
 		fmt.Fprintf(w, "k6labels: profiles written to %s\n", strings.Join(paths, ", "))
 	}
@@ -330,6 +410,7 @@ func (c *common) saveSome(paths []string, ps []*profile.Profile, err error) erro
 			return errors.Join(err, werr)
 		}
 		kept = append(kept, paths[i])
+		c.markKept(p)
 	}
 	if len(kept) == 0 {
 		return err

@@ -40,7 +40,7 @@ several), or with --pyroscope the merged profiles of one service.
 		return err
 	}
 	if tf.src != "" {
-		return c.traceReport(ctx, tf, s, by, stdout)
+		return c.keepOnError(c.traceReport(ctx, tf, s, by, stdout))
 	}
 	if c.save != "" {
 		s.save = reportPaths(c.save, max(1, len(s.profiles)))
@@ -54,10 +54,10 @@ several), or with --pyroscope the merged profiles of one service.
 	f, _ := output.ParseFormat(c.format)
 	r, err := c.load(ctx, s, report.Options{By: by, Top: top, TopEveryRow: topAll, Profiles: f == output.HTML})
 	if err != nil {
-		return err
+		return c.keepOnError(err)
 	}
 	if f == output.HTML {
-		return htmlreport.WriteReport(stdout, r)
+		return c.keepOnError(htmlreport.WriteReport(stdout, r))
 	}
-	return output.WriteReport(stdout, r, f)
+	return c.keepOnError(output.WriteReport(stdout, r, f))
 }

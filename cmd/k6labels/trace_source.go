@@ -68,6 +68,9 @@ func (c *common) traceReport(ctx context.Context, tf *traceFlags, s side, by []r
 	}
 	tr, terr := c.readTrace(ctx, tf.src)
 	wg.Wait()
+	if prof != nil && isURL(s.profiles[0]) {
+		c.fromURL = append(c.fromURL, urlRead{url: s.profiles[0], p: prof})
+	}
 	if err := errors.Join(terr, perr); err != nil {
 		return err
 	}

@@ -16,9 +16,9 @@ import (
 
 // TestWriteProfiles: report --write-profiles keeps the profile read from a
 // URL even when the report then fails (k6 names that match no label), and
-// the file is the profile served; without it the error says how to keep
-// it. An existing file is refused before the read, untouched, unless
-// --force.
+// the file is the profile served; without it the error says where the
+// profile is kept instead (TestProfileKeptAfterError). An existing file is
+// refused before the read, untouched, unless --force.
 func TestWriteProfiles(t *testing.T) {
 	fx := fixture.Dir(t)
 	served, err := os.ReadFile(filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
@@ -37,9 +37,10 @@ func TestWriteProfiles(t *testing.T) {
 		`{"metric":"http_reqs","type":"Point","data":{"time":"2026-12-02T18:15:54Z","value":1,"tags":{"name":"order car","scenario":"rush_hour"}}}`+"\n")
 	prefix := filepath.Join(dir, "kept")
 
+	t.Setenv("TMPDIR", t.TempDir())
 	code, _, stderr := runCLI(t, "report", "--k6", otherNames, url)
-	if code != exitError || !strings.Contains(stderr, "was not kept: add --write-profiles PREFIX to keep what is read") {
-		t.Errorf("without --write-profiles: exit %d, stderr does not say how to keep the profile: %s", code, stderr)
+	if code != exitError || !strings.Contains(stderr, "is kept in "+os.TempDir()) {
+		t.Errorf("without --write-profiles: exit %d, stderr does not say where the profile is kept: %s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, "report", "--k6", otherNames, "--write-profiles", prefix, url)
 	if code != exitError || !strings.Contains(stderr, "k6 names match no label") {

@@ -69,6 +69,12 @@ type Results struct {
 	// and normalized name, kept when [Options].Latency is set (nil otherwise).
 	Latency     map[Key]*Latency
 	keepLatency bool
+
+	// Truncated, when not nil, says that the file ends mid-line or
+	// mid-gzip-stream, as one k6 is still writing does, and where: the
+	// counts are of the complete lines before the cut. Nil: the file is
+	// complete.
+	Truncated *Cut
 }
 
 // ErrNoHTTPReqs is returned, wrapped, for results without any http_reqs
@@ -139,18 +145,22 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	defer done()
-	br := bufio.NewReaderSize(dr, 64<<10)
+	wl := &wholeLines{r: dr}
+	br := bufio.NewReaderSize(wl, 64<<10)
 	res := &Results{Requests: map[Key]int64{}, from: o.From, to: o.To, keepLatency: o.Latency}
-	head, _ := br.Peek(len("metric_name"))
+	head := bytes.Clone(wl.peek(len("metric_name")))
 	switch {
 	case len(bytes.TrimLeft(head, " \t\r\n")) > 0 && bytes.TrimLeft(head, " \t\r\n")[0] == '{':
 		res.Format = "json"
+		wl.whole = wholeJSON
 		if err = checkSummary(br); err == nil {
 			err = res.readJSON(br)
 		}
 	case string(head) == "metric_name":
 		res.Format = "csv"
-		err = res.readCSV(br)
+		err = res.readCSV(br, wl)
+	case len(head) < len("metric_name") && errors.Is(wl.err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("the gzip stream ends before its first line: k6 is still writing the file (k6 completes gzip output only when it exits): wait for k6 to finish, or run it with a plain --out json=FILE")
 	default:
 		return nil, fmt.Errorf("%w: want the output of k6 run --out json=FILE or --out csv=FILE (optionally gzip), got data starting with %q",
 			ErrFormat, head)
@@ -158,8 +168,13 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	res.Truncated = wl.cut
 	if res.Total == 0 && res.Outside > 0 {
 		return res, nil // the caller tells the two time ranges apart
+	}
+	if res.Total == 0 && wl.cut != nil {
+		return nil, fmt.Errorf("%w before the cut: %s: k6 is still writing the file (k6 completes gzip output only when it exits): wait for k6 to finish, or run it with a plain --out json=FILE",
+			ErrNoHTTPReqs, wl.cut)
 	}
 	if res.Total == 0 && res.LeftOut > 0 {
 		return nil, fmt.Errorf("%w in a scenario: all %d http_reqs points have no scenario tag or were made in setup() or teardown(); if k6 ran with --system-tags, include scenario and group",
@@ -309,15 +324,18 @@ func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-func (res *Results) readCSV(r io.Reader) error {
+func (res *Results) readCSV(r io.Reader, wl *wholeLines) error {
 	rr := &recordReader{r: r}
 	cr := csv.NewReader(rr)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
+	var fields int
+	wl.whole = wholeCSV(&fields)
 	header, err := cr.Read()
 	if err != nil {
 		return fmt.Errorf("%w: csv header: %v", ErrFormat, err)
 	}
+	fields = len(header)
 	col := map[string]int{}
 	for i, h := range header {
 		col[h] = i

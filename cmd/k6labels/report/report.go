@@ -365,6 +365,9 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 		r.HasRequests, r.Requests, r.Start, r.End = true, k.Total, k.Start, k.End
 		r.Outside, r.K6Span = k.Outside, Span{k.AllStart, k.AllEnd}
 		r.queries = k.Queries
+		if k.Truncated != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("the k6 results file was still being written: %s; the requests counted are those of its complete lines", k.Truncated))
+		}
 		if k.LeftOut > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d http_reqs made outside the scenarios (setup(), teardown()) are left out of the requests: k6's helper does not label them, so their CPU is among the samples without k6 labels", k.LeftOut))
 		}
