@@ -86,6 +86,7 @@ func shiftedK6(t *testing.T, rel string, d time.Duration, from, to time.Time) (s
 // span are counted, and the report says so with the numbers. Moved 15 s:
 // 5.9 s in common, refused.
 func TestTimeAlignment(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	cpu := filepath.Join(fixture.Dir(t), "local", "fx4.cpu.pb.gz")
 	start := time.Date(2026, 12, 2, 18, 15, 52, 294096038, time.UTC)
 	end := start.Add(22001806416)

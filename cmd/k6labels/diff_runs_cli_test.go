@@ -14,6 +14,7 @@ import (
 // within noise (and /bike inconclusive); /car made 30% costlier in every after run is worse and
 // fails the gate; a side with more k6 files than profiles is refused.
 func TestDiffSeveralRuns(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")

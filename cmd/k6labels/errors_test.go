@@ -191,6 +191,7 @@ func TestErrorMessages(t *testing.T) {
 // string; the report matches them to the labels (which drop it) by the
 // library's own LabelValue, and leaves no name unmatched.
 func TestQueryStringsMatch(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	code, out, stderr := runCLI(t, "report", "--k6", filepath.Join(fx, "local", "run-fx4.json.gz"), "--format", "json",
 		filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
@@ -259,6 +260,7 @@ func carCostlier(t *testing.T, cpu, dir string) string {
 // real profile is made 30% costlier, exits 0 for the same profile twice,
 // and writes the merged profiles with the pprof command to look at them.
 func TestDiffGate(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
@@ -322,6 +324,7 @@ func TestDiffGate(t *testing.T) {
 // request there: the gate cannot pass it as "no row got costlier" (exit 4,
 // the row named), and the text lists it as untested.
 func TestDiffGateUntestedRow(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	dir := t.TempDir()
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")

@@ -12,6 +12,7 @@ import (
 // markdown carry links to Grafana Profiles Drilldown of the replayed
 // Pyroscope service, its query window and each row's labels.
 func TestGrafanaLinks(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	srv, _, fx := pyrServer(t)
 	const grafana = "https://grafana.example/?var-dataSource=pyro"
 	code, out, errOut := pyrRun(t, pyrArgs("report", srv.URL, "--grafana", grafana, "--k6", filepath.Join(fx, "k6", "run-fx1.json.gz"),

@@ -13,6 +13,7 @@ import (
 // (the profiles line goes to stderr), diff --svg the worst row's SVG, and
 // runs refuses html.
 func TestHTMLFormat(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	prof, k6 := filepath.Join(fx, "local", "fx4.cpu.pb.gz"), filepath.Join(fx, "local", "run-fx4.json.gz")
 	code, out, errOut := pyrRun(t, "report", "--format", "html", "--k6", k6, prof)

@@ -25,6 +25,7 @@ const (
 // 23.09 s is in the profile stamped at 18:03:10.9, whose 30 s hold none of
 // them: fx1's requests can account for 7.55 s at most, less than half.
 func TestPyroscopeStaleK6Refused(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	for _, c := range []struct {
 		run, k6 string
 		want    []string
@@ -62,6 +63,7 @@ func TestPyroscopeStaleK6Refused(t *testing.T) {
 // TestPyroscopeDiffStaleK6Refused: diff checks each side as report does:
 // the k6 results of the other run on either side are refused, naming it.
 func TestPyroscopeDiffStaleK6Refused(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	for _, c := range []struct {
 		side           string
 		baseK6, newK6  string
@@ -92,6 +94,7 @@ func TestPyroscopeDiffStaleK6Refused(t *testing.T) {
 // json or csv (whole seconds), counts every request and says nothing of
 // alignment: the run's requests are inside its CPU's time.
 func TestPyroscopeOwnK6Aligned(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	want := map[string]string{"fx1": "7273", "fx2": "6971"}
 	for _, id := range []string{"fx1", "fx2"} {
 		for _, ext := range []string{"json", "csv"} {
@@ -119,6 +122,7 @@ func TestPyroscopeOwnK6Aligned(t *testing.T) {
 // less than half of the run's CPU, so it is counted, with a warning and a
 // note.
 func TestPyroscopePartialK6(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	slack := 100 * time.Millisecond
 	from := time.Date(2026, 12, 2, 18, 2, 40, 0, time.UTC).Add(-slack)
 	to := time.Date(2026, 12, 2, 18, 3, 11, 0, time.UTC).Add(slack)

@@ -124,6 +124,7 @@ func pyrClose(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.
 // TestPyroscopeReport runs report against the replay server with each
 // run's k6 results and checks every row against the README's figures.
 func TestPyroscopeReport(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	for _, id := range []string{"fx1", "fx2"} {
 		t.Run(id, func(t *testing.T) {
 			srv, _, fx := pyrServer(t)
@@ -212,6 +213,7 @@ func TestPyroscopeReportText(t *testing.T) {
 // flagged by --fail-above 10%, the raw changes per name are the README's,
 // and the merged profiles are written.
 func TestPyroscopeDiff(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	srv, _, fx := pyrServer(t)
 	dir := t.TempDir()
 	code, out, errOut := pyrRun(t, pyrArgs("diff", srv.URL,

@@ -73,6 +73,7 @@ func TestPyroscopeFlagsPerCommand(t *testing.T) {
 // Pyroscope are the worst row's; each says which run and row it holds, in a
 // comment (server, selector, window) and as labels on its samples.
 func TestPyroscopeDiffProfilesSayWhichRow(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	srv, _, fx := pyrServer(t)
 	dir := t.TempDir()
 	code, out, errOut := pyrRun(t, pyrArgs("diff", srv.URL,

@@ -28,6 +28,7 @@ func k6Content(t *testing.T, name string) []byte {
 // mid-line ten seconds into the run) are refused with an error that says k6
 // is still writing them, the two times, and what to do.
 func TestK6StillWritingRefused(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	fx := fixture.Dir(t)
 	cpu := filepath.Join(fx, "local", "fx4.cpu.pb.gz")
 	gz, err := os.ReadFile(filepath.Join(fx, "local", "run-fx4.json.gz"))
@@ -67,6 +68,7 @@ func TestK6StillWritingRefused(t *testing.T) {
 // the requests of the complete lines and a note that the last line was
 // left out.
 func TestK6CutCoveringProfile(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
 	content := k6Content(t, "run-fx4.json.gz")
 	last := bytes.LastIndex(content, []byte(`{"metric":"http_reqs"`))
 	cut := content[:last+60]
