@@ -132,6 +132,12 @@ func TestTimeAlignment(t *testing.T) {
 	if w := fmt.Sprintf(`"requests_outside_profiles": %d`, 9764-inside); !strings.Contains(out, w) {
 		t.Errorf("diff json does not say %s:\n%s", w, out)
 	}
+	// Two runs per side: the sums.
+	_, out, _ = runCLI(t, "diff", "--base-profile", cpu, "--base-k6", k6, "--base-profile", cpu, "--base-k6", k6,
+		"--profile", cpu, "--k6", partial, "--profile", cpu, "--k6", partial)
+	if w := fmt.Sprintf("after: Counted: only the %d of %d k6 requests made while the profiles ran", 2*inside, 2*9764); !strings.Contains(out, w) {
+		t.Errorf("diff of two runs per side does not say %q:\n%s", w, out)
+	}
 
 	little, _ := shiftedFx4(t, 15*time.Second, start, end)
 	code, _, stderr = runCLI(t, "report", "--k6", little, cpu)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/k6labels/k6labels"
+	"github.com/k6labels/k6labels/cmd/k6labels/pyroscope/pyroscopetest"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
 )
 
@@ -209,5 +210,12 @@ func TestOnlyConnectionGoroutines(t *testing.T) {
 	code, _, stderr := runCLI(t, "report", file)
 	if code != exitError || !strings.Contains(stderr, "ran in connection goroutines that labelled requests started, none in the requests themselves") {
 		t.Errorf("exit %d, want %d and the reason: %s", code, exitError, stderr)
+	}
+	// The same from Pyroscope, whose run totals hold those goroutines.
+	srv := pyroscopetest.NewServer(t, nil)
+	srv.AddProfile("shop", p)
+	code, _, stderr = runCLI(t, "report", "--pyroscope", srv.URL, "--service", "shop", "--wait", "0")
+	if code != exitError || !strings.Contains(stderr, "ran in connection goroutines that labelled requests started, none in the requests themselves") {
+		t.Errorf("Pyroscope: exit %d, want %d and the reason: %s", code, exitError, stderr)
 	}
 }

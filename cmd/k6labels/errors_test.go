@@ -11,6 +11,7 @@ import (
 	httppprof "net/http/pprof"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -367,5 +368,8 @@ func TestDiffGateUntestedRow(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("output does not say %q:\n%s", w, out)
 		}
+	}
+	if !regexp.MustCompile(`(?m)^\s+/bike\s+1\.534\s+–\s+no requests$`).MatchString(out) {
+		t.Errorf("the /bike row does not show its after CPU per request as none (–):\n%s", out)
 	}
 }

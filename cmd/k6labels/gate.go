@@ -58,7 +58,12 @@ func inconclusive(d *report.Diff, threshold float64, failAbove string) error {
 			why = append(why, fmt.Sprintf("%s=%s %s; %s", strings.Join(r.By, ","), r.Key, seen, d.TestableAfter(&r)))
 		}
 	}
-	for _, r := range d.Untested() {
+	untested := d.Untested()
+	for i, r := range untested {
+		if i == 5 {
+			why = append(why, fmt.Sprintf("and %d more untested rows", len(untested)-5))
+			break
+		}
 		why = append(why, fmt.Sprintf("%s=%s has %s, not tested", strings.Join(r.By, ","), r.Key, d.UntestedWhy(&r)))
 	}
 	if s := d.NoLengthEnough(rows); s != "" {

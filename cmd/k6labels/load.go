@@ -204,7 +204,8 @@ func keepTemp(p *profile.Profile) (string, error) {
 }
 
 // loadPyroscope reads the k6 results of s, then makes its report from
-// Pyroscope, the k6 results checked against the time of the run's CPU.
+// Pyroscope, the k6 results checked against the time of the run's CPU;
+// results k6 is still writing are refused.
 func (c *common) loadPyroscope(ctx context.Context, s side, opts report.Options) (*report.Report, error) {
 	var span report.Span
 	if c.start != "" || c.end != "" {
@@ -216,6 +217,11 @@ func (c *common) loadPyroscope(ctx context.Context, s side, opts report.Options)
 	}
 	if err := c.readK6(ctx, s.k6, span, &opts); err != nil {
 		return nil, err
+	}
+	if opts.K6 != nil && opts.K6.Truncated != nil {
+		// The run is not over: Pyroscope's last window of its CPU may hold
+		// requests the file does not have yet.
+		return nil, fmt.Errorf("k6 results %s: %s: %s; with --pyroscope the run must be over: %s", s.k6, k6results.StillWriting, opts.K6.Truncated, k6results.StillWritingFix)
 	}
 	src, runID, notes, incomplete, err := c.pyroscopeSource(ctx, opts.K6, s.runID, s.runFlag)
 	if err != nil {
@@ -296,10 +302,10 @@ func (c *common) readK6(ctx context.Context, path string, span report.Span, opts
 	if err != nil {
 		return err
 	}
-	if k.Truncated != nil && !span.IsZero() && k.AllEnd.Add(k6Flush).Before(span.End) {
-		return fmt.Errorf("k6 results %s: k6 is still writing the file: %s, and its last request (%s) is before the profiles' end (%s): "+
-			"wait for k6 to finish and pass the saved profile file, or run k6 with a plain --out json=FILE (k6 completes gzip output only when it exits)",
-			path, k.Truncated, k.AllEnd.Format(time.RFC3339Nano), span.End.Format(time.RFC3339Nano))
+	// Cut, ending inside the profiles' span (else another run's: CheckOverlap).
+	if k.Truncated != nil && !span.IsZero() && k.AllEnd.Add(k6Flush).Before(span.End) && !k.AllEnd.Before(span.Start.Add(-report.SpanSlack)) {
+		return fmt.Errorf("k6 results %s: %s: %s, and its last request (%s) is before the profiles' end (%s): %s",
+			path, k6results.StillWriting, k.Truncated, k.AllEnd.Format(time.RFC3339Nano), span.End.Format(time.RFC3339Nano), k6results.StillWritingFix)
 	}
 	if err := report.CheckOverlap(span, k); err != nil {
 		return fmt.Errorf("k6 results %s: %w", path, err)

@@ -76,7 +76,6 @@ func fx2Report(t *testing.T, args ...string) (int, float64, []string, string, *s
 // of the run's end is there, then answers with all of the run's CPU and no
 // warning.
 func TestPyroscopeWaitsForUpload(t *testing.T) {
-	t.Parallel() // no CPU profile, environment or global of the package
 	code, cpu, notes, errOut, sim := fx2Report(t)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -103,7 +102,6 @@ func TestPyroscopeWaitsForUpload(t *testing.T) {
 // with only the uploaded part (7.55 s, README) and says so on stderr and in
 // the report's notes; --strict refuses instead (exit 1).
 func TestPyroscopeIncompleteWarns(t *testing.T) {
-	t.Parallel() // no CPU profile, environment or global of the package
 	code, cpu, notes, errOut, _ := fx2Report(t, "--wait", "0s")
 	if code != exitOK || !pyrClose(cpu, 7.55) {
 		t.Fatalf("exit %d, k6 CPU %v (want 0 and the 7.55 s uploaded so far): %s", code, cpu, errOut)

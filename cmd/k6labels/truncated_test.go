@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/k6labels/k6labels/cmd/k6labels/internal/fixture"
 )
@@ -50,7 +51,7 @@ func TestK6StillWritingRefused(t *testing.T) {
 		for _, want := range []string{
 			"k6 results " + path + ": k6 is still writing the file",
 			"before the profiles' end (2026-12-02T18:16:14.295902454Z)",
-			"wait for k6 to finish and pass the saved profile file, or run k6 with a plain --out json=FILE",
+			"wait for k6 to finish, or run it with a plain --out json=FILE",
 			"k6 completes gzip output only when it exits",
 		} {
 			if code != exitError || out != "" || !strings.Contains(stderr, want) {
@@ -95,5 +96,54 @@ func TestK6CutCoveringProfile(t *testing.T) {
 	code, out, _ = runCLI(t, "report", "--k6", path, cpu)
 	if code != exitOK || !strings.Contains(out, "Note: the k6 results file was still being written: the last line") {
 		t.Errorf("text: exit %d, no note: %s", code, out)
+	}
+	// diff says it too, of the run it is of.
+	whole := filepath.Join(fixture.Dir(t), "local", "run-fx4.json.gz")
+	code, out, stderr = runCLI(t, "diff", "--base-k6", whole, "--base-profile", cpu, "--k6", path, "--profile", cpu)
+	if code != exitOK || !strings.Contains(out, "Note: new run: the k6 results file was still being written: the last line") {
+		t.Errorf("diff: exit %d, no note of the new run's file: %s\n%s", code, stderr, out)
+	}
+}
+
+// TestK6CutOtherRun: results cut mid-line whose requests are a day before
+// the profile's are another run's (not refused as still being written, which
+// waiting could not mend); with --pyroscope, cut results are refused, since
+// a run still going has not all its CPU in Pyroscope either.
+func TestK6CutOtherRun(t *testing.T) {
+	t.Parallel() // no CPU profile, environment or global of the package
+	fx := fixture.Dir(t)
+	dir := t.TempDir()
+	cut := func(name string, b []byte) string {
+		last := bytes.LastIndexByte(b[:len(b)-1], '\n') + 1 // the last line, cut in its middle
+		path := filepath.Join(dir, "cut-"+name+".json")
+		if err := os.WriteFile(path, b[:last+(len(b)-last)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dayBefore, _ := shiftedFx4(t, -24*time.Hour, time.Time{}, time.Time{})
+	b, err := os.ReadFile(dayBefore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "report", "--k6", cut("day-before", b), filepath.Join(fx, "local", "fx4.cpu.pb.gz"))
+	if code != exitError || !strings.Contains(stderr, "the k6 results are not of the profiled time") || strings.Contains(stderr, "still writing") {
+		t.Errorf("another run's cut results: exit %d, want %d and not of the profiled time: %s", code, exitError, stderr)
+	}
+
+	srv, _, _ := pyrServer(t)
+	b, err = io.ReadAll(fixture.Gunzip(t, filepath.Join(fx, "k6", "run-fx1.json.gz")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx1 := cut("fx1", b)
+	code, _, stderr = pyrRun(t, pyrArgs("report", srv.URL, "--run-id", "fx1", "--k6", fx1)...)
+	if code != exitError || !strings.Contains(stderr, "k6 is still writing the file") || !strings.Contains(stderr, "before the profiles' end (2026-12-02T18:04:00Z)") {
+		t.Errorf("--pyroscope, --end after the cut: exit %d, want %d and still writing: %s", code, exitError, stderr)
+	}
+	// Without --start and --end, the window is the k6 results' own.
+	code, _, stderr = pyrRun(t, "report", "--pyroscope", srv.URL, "--service", pyrService, "--run-id", "fx1", "--k6", fx1)
+	if code != exitError || !strings.Contains(stderr, "k6 is still writing the file") || !strings.Contains(stderr, "with --pyroscope the run must be over") {
+		t.Errorf("--pyroscope with cut results: exit %d, want %d and the run must be over: %s", code, exitError, stderr)
 	}
 }

@@ -160,7 +160,7 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 		res.Format = "csv"
 		err = res.readCSV(br, wl)
 	case len(head) < len("metric_name") && errors.Is(wl.err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("the gzip stream ends before its first line: k6 is still writing the file (k6 completes gzip output only when it exits): wait for k6 to finish, or run it with a plain --out json=FILE")
+		return nil, fmt.Errorf("the gzip stream ends before its first line: %s: %s", StillWriting, StillWritingFix)
 	default:
 		return nil, fmt.Errorf("%w: want the output of k6 run --out json=FILE or --out csv=FILE (optionally gzip), got data starting with %q",
 			ErrFormat, head)
@@ -173,8 +173,7 @@ func ReadWith(ctx context.Context, r io.Reader, o Options) (*Results, error) {
 		return res, nil // the caller tells the two time ranges apart
 	}
 	if res.Total == 0 && wl.cut != nil {
-		return nil, fmt.Errorf("%w before the cut: %s: k6 is still writing the file (k6 completes gzip output only when it exits): wait for k6 to finish, or run it with a plain --out json=FILE",
-			ErrNoHTTPReqs, wl.cut)
+		return nil, fmt.Errorf("%w before the cut: %s: %s: %s", ErrNoHTTPReqs, wl.cut, StillWriting, StillWritingFix)
 	}
 	if res.Total == 0 && res.LeftOut > 0 {
 		return nil, fmt.Errorf("%w in a scenario: all %d http_reqs points have no scenario tag or were made in setup() or teardown(); if k6 ran with --system-tags, include scenario and group",

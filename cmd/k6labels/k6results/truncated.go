@@ -147,3 +147,10 @@ func (c *Cut) String() string {
 		return fmt.Sprintf("the last line (%d) is incomplete (its %d bytes are left out)", c.Line, c.Partial)
 	}
 }
+
+// StillWriting is what results cut mid-line or mid-gzip-stream ([Cut]) tell,
+// and StillWritingFix what to do about it.
+const (
+	StillWriting    = "k6 is still writing the file (k6 completes gzip output only when it exits)"
+	StillWritingFix = "wait for k6 to finish, or run it with a plain --out json=FILE"
+)

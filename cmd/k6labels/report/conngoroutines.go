@@ -67,6 +67,11 @@ var connRoots = []string{
 	"google.golang.org/grpc/health.(*healthServiceProducer).startHealthCheck",
 	// gRPC's resolver and balancer updates.
 	"google.golang.org/grpc/internal/grpcsync.(*CallbackSerializer).run",
+	// The same in older grpc-go releases, which services still build with
+	// (not in the version tested here): go ac.resetTransport(), the loopy
+	// writer in an unexported newHTTP2Client's closure.
+	"google.golang.org/grpc.(*addrConn).resetTransport",
+	"google.golang.org/grpc/internal/transport.newHTTP2Client.func",
 	// database/sql: opens connections for waiting requests (started by
 	// Open), closes expired ones.
 	"database/sql.(*DB).connectionOpener",
@@ -136,15 +141,34 @@ func connRoot(s *profile.Sample) string {
 // profile from the run's k6 CPU to Connections, and has each row's left
 // out (b.conn). A pprof source has taken them out of the run already; a
 // Pyroscope one, whose merged profiles carry no labels, has not.
-func (b *builder) splitConn() {
+func (b *builder) splitConn() error {
 	rest, conn, grpc := withoutConn(b.r.prof, b.opts.SamplePeriod)
 	if conn.CPU == 0 {
-		return
+		return nil
 	}
-	b.conn, b.r.prof = true, rest
+	b.r.prof = rest
+	return b.moveConn(conn, grpc)
+}
+
+// moveConn counts conn, the CPU of connection goroutines in the run(s), in
+// Connections and not in K6, with the note; it refuses a report left with
+// no request CPU at all.
+func (b *builder) moveConn(conn Count, grpc bool) error {
+	b.conn = true
 	b.r.Connections = b.r.Connections.Plus(conn)
 	b.r.K6 = b.r.K6.Minus(conn)
+	if b.r.K6.Samples <= 0 {
+		return allConnError(b.r.Source, b.r.Connections)
+	}
 	b.r.Notes = append(b.r.Notes, connNote(b.r.Connections, grpc))
+	return nil
+}
+
+// allConnError is the error of a source whose k6-labelled CPU all ran in
+// connection goroutines.
+func allConnError(source string, c Count) error {
+	return fmt.Errorf("%w: all of the k6-labelled CPU in %s (%s) ran in connection goroutines that labelled requests started, none in the requests themselves: "+
+		"give the clients the service calls in requests k6labels.NewTransport (gRPC channels: k6grpc.NewClient), or profile longer", ErrNoData, source, Secs(c.CPU))
 }
 
 // splitRunsConn is splitConn for a report that sums runs, whose merged
@@ -163,11 +187,7 @@ func (b *builder) splitRunsConn(runs []string) error {
 	if conn.CPU == 0 {
 		return nil
 	}
-	b.conn = true
-	b.r.Connections = b.r.Connections.Plus(conn)
-	b.r.K6 = b.r.K6.Minus(conn)
-	b.r.Notes = append(b.r.Notes, connNote(b.r.Connections, grpc))
-	return nil
+	return b.moveConn(conn, grpc)
 }
 
 // runConn returns the CPU of connection goroutines among run id's samples,

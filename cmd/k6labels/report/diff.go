@@ -195,6 +195,7 @@ func NewDiff(before, after *Report, opts DiffOptions) (*Diff, error) {
 	}
 	d := &Diff{Before: before, After: after, PerRequest: before.HasRequests && after.HasRequests, Runs: [2]int{1, 1}, grewN: opts.Grew,
 		MatchName: opts.MatchName, Alpha: opts.Alpha, Speed: 1, Normalize: "none", RunSD: opts.RunSD, Detect: opts.Detect}
+	d.Notes = sideNotes(before, after)
 	if !d.PerRequest {
 		d.Notes = append(d.Notes, "no k6 results for both runs: rows compare shares of the k6-labelled CPU, which move when the request mix moves, not only when a request gets costlier; pass --base-k6 and --k6 for CPU per request")
 	}
@@ -730,6 +731,12 @@ func (d *Diff) test() {
 		st := d.stat[i]
 		if !st.ok {
 			dr.Verdict = NoRequests
+			if d.exposure(d.Before, dr.Before) <= 0 {
+				dr.BeforeValue = math.NaN() // no CPU per request, not 0
+			}
+			if d.exposure(d.After, dr.After) <= 0 {
+				dr.AfterValue = math.NaN()
+			}
 			continue
 		}
 		if strings.HasPrefix(d.method, "row:") && i == d.control {
@@ -872,7 +879,10 @@ func (d *Diff) Measure() string {
 
 // Value formats a compared value: ms per request, or a share.
 func (d *Diff) Value(v float64) string {
-	if d.PerRequest {
+	switch {
+	case math.IsNaN(v):
+		return "–" // no CPU per request: no requests on that side
+	case d.PerRequest:
 		return fmt.Sprintf("%.3f", v)
 	}
 	return Pct(v)
@@ -904,6 +914,26 @@ func (d *Diff) uniformNote() {
 	}
 }
 
+// sideNotes returns the runs' own notes (a truncated k6 file, routes,
+// connection goroutines, …) for the diff: "base run: …", "new run: …",
+// or "both runs: …" for a note the two share.
+func sideNotes(before, after *Report) []string {
+	var out []string
+	for _, n := range before.Notes {
+		if slices.Contains(after.Notes, n) {
+			out = append(out, "both runs: "+n)
+		} else {
+			out = append(out, "base run: "+n)
+		}
+	}
+	for _, n := range after.Notes {
+		if !slices.Contains(before.Notes, n) {
+			out = append(out, "new run: "+n)
+		}
+	}
+	return out
+}
+
 // Untested returns the rows with CPU (minSamples or more) that no test
 // could judge: CPU but no k6 requests on one side.
 func (d *Diff) Untested() []DiffRow {
@@ -918,11 +948,14 @@ func (d *Diff) Untested() []DiffRow {
 
 // UntestedWhy says why row dr, one of Untested, was not tested.
 func (d *Diff) UntestedWhy(dr *DiffRow) string {
-	side := "after"
-	if d.exposure(d.Before, dr.Before) <= 0 {
-		side = "before"
+	before, after := d.exposure(d.Before, dr.Before) <= 0, d.exposure(d.After, dr.After) <= 0
+	switch {
+	case before && after:
+		return fmt.Sprintf("%d and %d samples but no k6 requests in either run (no k6 request name matches it)", dr.Before.Samples, dr.After.Samples)
+	case before:
+		return fmt.Sprintf("%d and %d samples but no k6 requests in the before run (do the k6 names of both runs match?)", dr.Before.Samples, dr.After.Samples)
 	}
-	return fmt.Sprintf("%d and %d samples but no k6 requests in the %s run (do the k6 names of both runs match?)", dr.Before.Samples, dr.After.Samples, side)
+	return fmt.Sprintf("%d and %d samples but no k6 requests in the after run (do the k6 names of both runs match?)", dr.Before.Samples, dr.After.Samples)
 }
 
 // Inconclusive returns the rows whose verdict is inconclusive: within

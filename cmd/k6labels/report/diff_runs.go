@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/k6labels/k6labels/cmd/k6labels/stats"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -37,7 +38,8 @@ func NewDiffRuns(before, after []*Report, opts DiffOptions) (*Diff, error) {
 }
 
 // mergeRuns returns the sum of several runs of one side: rows with the
-// same grouping and values added, profiles merged where every run has one.
+// same grouping and values added, profiles merged where every run has one,
+// each run's notes once.
 func mergeRuns(runs []*Report) *Report {
 	if len(runs) == 1 {
 		return runs[0]
@@ -47,9 +49,22 @@ func mergeRuns(runs []*Report) *Report {
 	idx := map[string]int{}
 	var profs []*profile.Profile
 	rowProfs := map[int][]*profile.Profile{}
-	for _, r := range runs {
+	for i, r := range runs {
 		m.Total, m.Unlabelled, m.K6 = m.Total.Plus(r.Total), m.Unlabelled.Plus(r.Unlabelled), m.K6.Plus(r.K6)
+		m.Connections, m.OtherRuns = m.Connections.Plus(r.Connections), m.OtherRuns.Plus(r.OtherRuns)
 		m.Requests += r.Requests
+		m.Outside += r.Outside
+		if i == 0 || r.K6Span.Start.Before(m.K6Span.Start) {
+			m.K6Span.Start = r.K6Span.Start
+		}
+		if r.K6Span.End.After(m.K6Span.End) {
+			m.K6Span.End = r.K6Span.End
+		}
+		for _, n := range r.Notes {
+			if !slices.Contains(m.Notes, n) {
+				m.Notes = append(m.Notes, n)
+			}
+		}
 		m.HasRequests = m.HasRequests && r.HasRequests
 		if r.RunID != m.RunID {
 			m.RunID = ""

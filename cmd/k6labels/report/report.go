@@ -332,8 +332,7 @@ func New(ctx context.Context, src Source, opts Options) (*Report, error) {
 	case len(runs) == 0 && r.Total.Samples == 0:
 		return nil, fmt.Errorf("%w: %s has no CPU samples at all", ErrNoData, r.Source)
 	case len(runs) == 0 && r.Connections.Samples > 0:
-		return nil, fmt.Errorf("%w: all of the k6-labelled CPU in %s (%s) ran in connection goroutines that labelled requests started, none in the requests themselves: give the clients the service calls in requests k6labels.NewTransport (gRPC channels: k6grpc.NewClient), or profile longer",
-			ErrNoData, r.Source, Secs(r.Connections.CPU))
+		return nil, allConnError(r.Source, r.Connections)
 	case len(runs) == 0:
 		return nil, unlabelledError(src, r.Total, r.Source)
 	case opts.RunID != "" && !slices.Contains(runs, opts.RunID):
@@ -427,9 +426,11 @@ func (b *builder) build(runs []string, totals map[string]Count) error {
 	if b.r.prof, err = b.profile(whole...); err != nil {
 		return err
 	}
-	if b.r.RunID != "" {
-		b.splitConn()
-	} else if err := b.splitRunsConn(runs); err != nil {
+	split := b.splitConn
+	if b.r.RunID == "" {
+		split = func() error { return b.splitRunsConn(runs) }
+	}
+	if err := split(); err != nil {
 		return err
 	}
 	for _, g := range b.opts.By {
