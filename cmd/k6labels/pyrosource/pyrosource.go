@@ -374,7 +374,12 @@ func (s *Source) Runs(ctx context.Context) ([]report.Run, error) {
 				if r.ID == "" {
 					r = report.Run{ID: id, First: p.Time, Last: p.Time}
 				}
-				r.First, r.Last = minTime(r.First, p.Time), maxTime(r.Last, p.Time)
+				if p.Time.Before(r.First) {
+					r.First = p.Time
+				}
+				if p.Time.After(r.Last) {
+					r.Last = p.Time
+				}
 			}
 			r.CPU += s.sum(ser, report.SeriesStep).CPU
 		}
@@ -384,20 +389,6 @@ func (s *Source) Runs(ctx context.Context) ([]report.Run, error) {
 	}
 	slices.SortFunc(runs, func(a, b report.Run) int { return cmp.Or(a.First.Compare(b.First), cmp.Compare(a.ID, b.ID)) })
 	return runs, nil
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Uploaded tells whether the server holds the service's CPU profiles up to
