@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -18,10 +15,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/k6labels/k6labels"
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
-	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/examples/internal/conntest"
+	"github.com/k6labels/k6labels/examples/internal/servetest"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
@@ -63,7 +58,7 @@ func TestConnectionGoroutinesGRPC(t *testing.T) {
 	)
 	for try := range 3 {
 		p, k6 = recordGRPCConn(t)
-		conn, work, byRoot = grpcConnTruth(p)
+		conn, work, byRoot = conntest.Truth(p, grpcConnRoots, grpcConnPrefixes)
 		if conn >= 50*time.Millisecond && byRoot[connectRoot] > 0 && work > 0 { // with no request work, no k6 row to report
 			break
 		}
@@ -72,26 +67,8 @@ func TestConnectionGoroutinesGRPC(t *testing.T) {
 	if conn < 50*time.Millisecond || byRoot[connectRoot] == 0 {
 		t.Fatalf("only %s of labelled CPU in the channel's goroutines, %s in connect: the profile shows nothing to test", conn, byRoot[connectRoot])
 	}
-	k, err := k6results.Read(strings.NewReader(k6))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprofsource.New("grpc conn profile", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByName}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows time.Duration
-	for _, row := range r.Rows {
-		rows += row.CPU
-	}
-	if r.Connections.CPU != conn || r.K6.CPU != work || rows != work {
-		t.Errorf("connection goroutines %s, k6 rows %s, k6 %s; the profile has %s in the channel's goroutines and %s of request work",
-			r.Connections.CPU, rows, r.K6.CPU, conn, work)
-	}
+	r := servetest.ReportByName(t, "grpc conn profile", p, k6)
+	conntest.CheckCPU(t, r, conn, work, "the channel's goroutines")
 	if !slices.ContainsFunc(r.Notes, func(n string) bool {
 		return strings.Contains(n, "k6labels.NewTransport") && strings.Contains(n, "k6grpc.NewClient")
 	}) {
@@ -148,7 +125,7 @@ func recordGRPCConn(t *testing.T) (*profile.Profile, string) {
 	}()
 	const method = "/k6labels.examples.v1.Stock/Echo"
 	small, big := wrapperspb.Bytes([]byte("x")), wrapperspb.Bytes(make([]byte, 1<<20))
-	front := httptest.NewServer(k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		profiletest.Burn(5_000_000)
 		c, err := lazy()
 		if err == nil {
@@ -157,27 +134,8 @@ func recordGRPCConn(t *testing.T) (*profile.Profile, string) {
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 		}
-	})))
-	defer front.Close()
-
-	name := front.URL + "/checkout"
-	var k6 strings.Builder
-	checkout := func() {
-		req, _ := http.NewRequest(http.MethodGet, name, nil)
-		req.Header.Set("Baggage", "k6.test_run_id=grpc-conn,k6.scenario=shop,k6.name="+name)
-		fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":%q,"value":1,"tags":{"method":"GET","name":%q,"scenario":"shop"}}}`+"\n",
-			time.Now().UTC().Format(time.RFC3339Nano), name)
-		resp, err := front.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("checkout: %s: %s", resp.Status, body)
-		}
-	}
-	p := profiletest.Record(t, func() {
+	})
+	return conntest.Record(t, "grpc-conn", handler, func(checkout func()) {
 		// The first checkout makes and connects the channel inside a
 		// labelled request; the calls after it are unlabelled.
 		checkout()
@@ -190,37 +148,4 @@ func recordGRPCConn(t *testing.T) (*profile.Profile, string) {
 			}
 		}
 	})
-	return p, k6.String()
-}
-
-// grpcConnTruth returns the CPU of p's k6-labelled samples whose bottom
-// three frames hold one of grpcConnRoots or grpcConnPrefixes, that of the
-// other k6-labelled samples, and the former by root: the bottommost of
-// the three frames that is one.
-func grpcConnTruth(p *profile.Profile) (conn, work time.Duration, byRoot map[string]time.Duration) {
-	byRoot = map[string]time.Duration{}
-	for _, s := range p.Sample {
-		if len(s.Label[report.LabelName]) == 0 {
-			continue
-		}
-		var frames []string
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				frames = append(frames, ln.Function.Name)
-			}
-		}
-		root := ""
-		for _, f := range slices.Backward(frames[max(0, len(frames)-3):]) {
-			if root == "" && (slices.Contains(grpcConnRoots, f) || slices.ContainsFunc(grpcConnPrefixes, func(pre string) bool { return strings.HasPrefix(f, pre) })) {
-				root = f
-			}
-		}
-		if root != "" {
-			conn += time.Duration(s.Value[1])
-			byRoot[root] += time.Duration(s.Value[1])
-		} else {
-			work += time.Duration(s.Value[1])
-		}
-	}
-	return conn, work, byRoot
 }

@@ -13,9 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/k6labels/k6labels"
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/examples/internal/servetest"
 	"github.com/k6labels/k6labels/internal/profiletest"
 	"github.com/k6labels/k6labels/k6grpc"
 )
@@ -86,18 +85,7 @@ func TestReportByMethod(t *testing.T) {
 			}
 		}
 	})
-	k, err := k6results.Read(strings.NewReader(k6.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprofsource.New("grpc profile", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByName}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := servetest.ReportByName(t, "grpc profile", p, k6.String())
 	rows := map[string]*report.Row{}
 	for _, c := range calls {
 		row := r.Row(report.ByName, c.method)

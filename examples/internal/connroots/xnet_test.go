@@ -16,10 +16,8 @@ import (
 	"github.com/google/pprof/profile"
 	"golang.org/x/net/http2"
 
-	"github.com/k6labels/k6labels"
-	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
-	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
-	"github.com/k6labels/k6labels/cmd/k6labels/report"
+	"github.com/k6labels/k6labels/examples/internal/conntest"
+	"github.com/k6labels/k6labels/examples/internal/servetest"
 	"github.com/k6labels/k6labels/internal/profiletest"
 )
 
@@ -47,7 +45,7 @@ func TestConnectionGoroutinesXNetHTTP2(t *testing.T) {
 	)
 	for try := range 3 {
 		p, k6 = recordXNet(t)
-		conn, work = truth(p, xnetRoots)
+		conn, work, _ = conntest.Truth(p, xnetRoots, nil)
 		if conn >= 50*time.Millisecond && work > 0 { // with no request work, no k6 row to report
 			break
 		}
@@ -56,26 +54,8 @@ func TestConnectionGoroutinesXNetHTTP2(t *testing.T) {
 	if conn < 50*time.Millisecond {
 		t.Fatalf("only %s of labelled CPU in the connection's read loop: the profile shows nothing to test", conn)
 	}
-	k, err := k6results.Read(strings.NewReader(k6))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprofsource.New("x/net http2 profile", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByName}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows time.Duration
-	for _, row := range r.Rows {
-		rows += row.CPU
-	}
-	if r.Connections.CPU != conn || r.K6.CPU != work || rows != work {
-		t.Errorf("connection goroutines %s, k6 rows %s, k6 %s; the profile has %s in the connection's read loop and %s of request work",
-			r.Connections.CPU, rows, r.K6.CPU, conn, work)
-	}
+	r := servetest.ReportByName(t, "x/net http2 profile", p, k6)
+	conntest.CheckCPU(t, r, conn, work, "the connection's read loop")
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "k6labels.NewTransport") }) {
 		t.Errorf("no note names k6labels.NewTransport: %q", r.Notes)
 	}
@@ -117,32 +97,13 @@ func recordXNet(t *testing.T) (*profile.Profile, string) {
 		}
 		return nil
 	}
-	front := httptest.NewServer(k6labels.LabelsFromBaggageHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		profiletest.Burn(5_000_000)
 		if err := get("/stock"); err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 		}
-	})))
-	defer front.Close()
-
-	name := front.URL + "/checkout"
-	var k6 strings.Builder
-	checkout := func() {
-		req, _ := http.NewRequest(http.MethodGet, name, nil)
-		req.Header.Set("Baggage", "k6.test_run_id=xnet-conn,k6.scenario=shop,k6.name="+name)
-		fmt.Fprintf(&k6, `{"metric":"http_reqs","type":"Point","data":{"time":%q,"value":1,"tags":{"method":"GET","name":%q,"scenario":"shop"}}}`+"\n",
-			time.Now().UTC().Format(time.RFC3339Nano), name)
-		resp, err := front.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("checkout: %s: %s", resp.Status, body)
-		}
-	}
-	p := profiletest.Record(t, func() {
+	})
+	return conntest.Record(t, "xnet-conn", handler, func(checkout func()) {
 		// The first checkout dials the shared connection inside a labelled
 		// request; the downloads after it are unlabelled.
 		checkout()
@@ -155,27 +116,4 @@ func recordXNet(t *testing.T) (*profile.Profile, string) {
 			}
 		}
 	})
-	return p, k6.String()
-}
-
-// truth returns the CPU of p's k6-labelled samples whose bottom three
-// frames hold one of roots, and that of the other k6-labelled samples.
-func truth(p *profile.Profile, roots []string) (conn, work time.Duration) {
-	for _, s := range p.Sample {
-		if len(s.Label[report.LabelName]) == 0 {
-			continue
-		}
-		var frames []string
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
-				frames = append(frames, ln.Function.Name)
-			}
-		}
-		if slices.ContainsFunc(frames[max(0, len(frames)-3):], func(f string) bool { return slices.Contains(roots, f) }) {
-			conn += time.Duration(s.Value[1])
-		} else {
-			work += time.Duration(s.Value[1])
-		}
-	}
-	return conn, work
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/k6labels/k6labels/cmd/k6labels/k6results"
 	"github.com/k6labels/k6labels/cmd/k6labels/pprofsource"
 	"github.com/k6labels/k6labels/cmd/k6labels/report"
@@ -38,18 +40,7 @@ func CheckReportByRoute(t testing.TB, base string, loads ...RouteLoad) {
 			}
 		}
 	})
-	k, err := k6results.Read(strings.NewReader(k6.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := pprofsource.New("profile", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := report.New(t.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByName}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := ReportByName(t, "profile", p, k6.String())
 	for _, l := range loads {
 		row := r.Row(report.ByName, l.Route)
 		if row == nil || row.Requests != int64(l.N) || row.CPU == 0 || row.PerRequest.Est == 0 {
@@ -59,4 +50,23 @@ func CheckReportByRoute(t testing.TB, base string, loads ...RouteLoad) {
 	if len(r.Unmatched) > 0 {
 		t.Errorf("k6 names matched to no route: %v", r.Unmatched)
 	}
+}
+
+// ReportByName is the k6labels command's report, by k6 name, of profile p
+// (called name in errors) with k6's json results k6; it fails t on an error.
+func ReportByName(t testing.TB, name string, p *profile.Profile, k6 string) *report.Report {
+	t.Helper()
+	k, err := k6results.Read(strings.NewReader(k6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := pprofsource.New(name, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.New(t.Context(), src, report.Options{K6: k, By: []report.Grouping{report.ByName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
