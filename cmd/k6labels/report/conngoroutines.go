@@ -32,9 +32,9 @@ func connNote(c Count, grpc bool) string {
 
 // connRoots are the functions a long-lived connection goroutine starts in
 // (its root frames, the bottom of its stack): a function name, or a prefix
-// ending in ".func" or ")". Each is in Go 1.26 and in the gRPC and
-// golang.org/x/net versions the workspace requires (grpc-go v1.85,
-// x/net v0.60); a request's own goroutines (net/http's HTTP/2 writes run
+// ending in ".func" or ")". Each, but those said to be older, is in Go
+// 1.26 and in the gRPC and golang.org/x/net versions the workspace requires
+// (grpc-go v1.85, x/net v0.60); a request's own goroutines (net/http's HTTP/2 writes run
 // in one per request) are not among them.
 var connRoots = []string{
 	// net/http, HTTP/1: Transport.dialConn starts both.
